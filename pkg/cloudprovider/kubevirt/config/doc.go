@@ -5,6 +5,12 @@
 // plain Settings, and the validation of those Settings with errors that name
 // the field path and what is allowed.
 //
+// Parse decodes providerSpec.value strictly; Resolve resolves, defaults and
+// validates it; Load does both. Problems the user must fix are reported
+// together in one *InvalidError; failures to read a referenced Secret or
+// ConfigMap are ordinary errors, since retrying may help. docs/provider-spec.md
+// is the user-facing reference of every field.
+//
 // Nothing in this package talks to the infra cluster; ConfigVar references are
 // resolved through the small Resolver interface, which the caller backs with
 // the user cluster's client.

@@ -57,6 +57,10 @@ type Settings struct {
 	TopologySpreadConstraints []TopologySpread
 
 	Tuning TuningSettings
+
+	// Warnings describe input that was accepted but converted or ignored,
+	// including the warnings of Parse.
+	Warnings []string
 }
 
 // StorageTarget selects where a DataVolumeTemplate puts its storage request.

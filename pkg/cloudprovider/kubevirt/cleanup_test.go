@@ -1,0 +1,121 @@
+package kubevirt
+
+import (
+	"testing"
+
+	kubevirtcorev1 "kubevirt.io/api/core/v1"
+	cdicorev1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// playKubeVirt creates what KubeVirt and CDI would for a VM: its VMI and
+// the DataVolumes of its templates, owned by the VM. The root DataVolume
+// (the second object) lingers, as with PVC protection, until the test
+// removes holdFinalizer.
+func playKubeVirt(t *testing.T, f *fixture, v *kubevirtcorev1.VirtualMachine) []ctrlruntimeclient.Object {
+	t.Helper()
+	owner := metav1.OwnerReference{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Name: v.Name, UID: v.UID,
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+	owned := metav1.ObjectMeta{Name: v.Name, Namespace: f.namespace, OwnerReferences: []metav1.OwnerReference{owner}}
+	dependents := []ctrlruntimeclient.Object{&kubevirtcorev1.VirtualMachineInstance{ObjectMeta: *owned.DeepCopy()}}
+	for _, tmpl := range v.Spec.DataVolumeTemplates {
+		meta := *owned.DeepCopy()
+		meta.Name = tmpl.Name
+		dependents = append(dependents, &cdicorev1beta1.DataVolume{ObjectMeta: meta, Spec: tmpl.Spec})
+	}
+	dependents[1].SetFinalizers([]string{holdFinalizer})
+	f.create(t, dependents...)
+	return dependents
+}
+
+// holdFinalizer keeps a test object from going away until the test lets it.
+const holdFinalizer = "test.kubevirt-kkp.io/hold"
+
+func TestCleanupWaitsForEverything(t *testing.T) {
+	f := newFixture(t, sharedEnv(t))
+	ctx := t.Context()
+	m := machine("worker-cleanup", f.spec(t, `
+cloudProviderSpec:
+  virtualMachine:
+    template:
+      secondaryDisks:
+      - size: 5Gi
+        storageClassName: `+f.storageClass+`
+        storageAccessType: ReadWriteOnce
+`))
+	if _, err := f.provider.Create(ctx, nil, m, f.data, testUserData); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	v, _ := f.objects(t, m.Name)
+	if len(v.Spec.DataVolumeTemplates) != 2 {
+		t.Fatalf("VM has %d DataVolumeTemplates, want 2", len(v.Spec.DataVolumeTemplates))
+	}
+	dependents := playKubeVirt(t, f, v)
+	held := dependents[1]
+	// Something else's DataVolume must neither be touched nor waited for.
+	other := &cdicorev1beta1.DataVolume{ObjectMeta: metav1.ObjectMeta{Name: "unrelated", Namespace: f.namespace}}
+	f.create(t, other)
+	f.waitForCache(t, dependents[len(dependents)-1], true)
+
+	done, err := f.provider.Cleanup(ctx, nil, m, f.data)
+	if err != nil || done {
+		t.Fatalf("first Cleanup: got done=%v, %v; want not done yet", done, err)
+	}
+	// The VM and the Secret go; the held DataVolume keeps Cleanup waiting.
+	eventually(t, "the garbage collector deletes the other dependents", func() (bool, error) {
+		err := f.env.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(dependents[2]), &cdicorev1beta1.DataVolume{})
+		return apierrors.IsNotFound(err), nil
+	})
+	f.waitForCache(t, dependents[2], false)
+	if done, err := f.provider.Cleanup(ctx, nil, m, f.data); err != nil || done {
+		t.Fatalf("Cleanup with a DataVolume left: got done=%v, %v; want not done", done, err)
+	}
+	release := &cdicorev1beta1.DataVolume{}
+	if err := f.env.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(held), release); err != nil {
+		t.Fatal(err)
+	}
+	if release.DeletionTimestamp == nil {
+		t.Error("the held DataVolume is not being deleted")
+	}
+	release.Finalizers = nil
+	if err := f.env.Client.Update(ctx, release); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Cleanup finishes", func() (bool, error) {
+		return f.provider.Cleanup(ctx, nil, m, f.data)
+	})
+
+	gone := append([]ctrlruntimeclient.Object{v, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: vm.UserDataSecretName(m.Name), Namespace: f.namespace}}}, dependents...)
+	for _, obj := range gone {
+		err := f.env.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(obj), obj)
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("%T %s still exists after Cleanup (%v)", obj, obj.GetName(), err)
+		}
+	}
+	if err := f.env.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(other), other); err != nil {
+		t.Errorf("unrelated DataVolume: %v", err)
+	}
+
+	f.counter.Reset()
+	if done, err := f.provider.Cleanup(ctx, nil, m, f.data); err != nil || !done {
+		t.Errorf("Cleanup after done: got %v, %v", done, err)
+	}
+	if got := f.counter.Counts(); len(got) != 0 {
+		t.Errorf("Cleanup of a gone Machine made requests: %v", got)
+	}
+}
+
+func TestCleanupWithoutInstance(t *testing.T) {
+	f := newFixture(t, sharedEnv(t))
+	done, err := f.provider.Cleanup(t.Context(), nil, machine("never-created", f.spec(t, "")), f.data)
+	if err != nil || !done {
+		t.Errorf("got done=%v, %v; want done", done, err)
+	}
+}

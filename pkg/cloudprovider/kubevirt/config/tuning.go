@@ -1,0 +1,132 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+
+	kubevirtcorev1 "kubevirt.io/api/core/v1"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+var (
+	hugepageSizes = []string{"2Mi", "1Gi"}
+	diskBuses     = []kubevirtcorev1.DiskBus{
+		kubevirtcorev1.DiskBusVirtio, kubevirtcorev1.DiskBusSATA, kubevirtcorev1.DiskBusSCSI, kubevirtcorev1.DiskBusUSB,
+	}
+	diskCaches = []kubevirtcorev1.DriverCache{
+		kubevirtcorev1.CacheNone, kubevirtcorev1.CacheWriteThrough, kubevirtcorev1.CacheWriteBack,
+	}
+)
+
+// tuning resolves virtualMachine.tuning. It runs after the resources and
+// disks, whose results it checks against.
+func (rs *resolution) tuning(s *Settings, p *field.Path, t *Tuning) {
+	if t == nil {
+		return
+	}
+	rs.cpuTuning(s, p.Child("cpu"), t.CPU)
+	rs.memoryTuning(s, p.Child("memory"), t.Memory)
+	s.Tuning.OvercommitGuestOverhead = t.OvercommitGuestOverhead
+	rs.deviceTuning(s, p.Child("devices"), t.Devices)
+}
+
+func (rs *resolution) cpuTuning(s *Settings, p *field.Path, c *CPUTuning) {
+	if c == nil {
+		return
+	}
+	out := *c
+	out.Features = slices.Clone(c.Features)
+	s.Tuning.CPU = &out
+	if c.Cores != 0 && s.VCPUCores != 0 && int(c.Cores) != s.VCPUCores {
+		rs.add(field.Invalid(p.Child("cores"), int64(c.Cores),
+			fmt.Sprintf("must equal virtualMachine.template.vcpus.cores (%d) when both are set", s.VCPUCores)))
+	}
+	for i, feature := range c.Features {
+		if feature == "" {
+			rs.add(field.Required(p.Child("features").Index(i), "a CPU feature name such as pcid"))
+		}
+	}
+	if c.DedicatedCPUPlacement && s.CPUs != nil && s.CPUs.MilliValue()%1000 != 0 {
+		rs.add(field.Invalid(p.Child("dedicatedCpuPlacement"), true,
+			fmt.Sprintf("needs a whole number of CPUs, but virtualMachine.template.cpus is %s", s.CPUs)))
+	}
+	if c.IsolateEmulatorThread && !c.DedicatedCPUPlacement {
+		rs.add(field.Invalid(p.Child("isolateEmulatorThread"), true, "requires dedicatedCpuPlacement: true"))
+	}
+}
+
+func (rs *resolution) memoryTuning(s *Settings, p *field.Path, m *MemoryTuning) {
+	if m == nil {
+		return
+	}
+	if m.Hugepages != nil {
+		sizePath := p.Child("hugepages", "pageSize")
+		if size := m.Hugepages.PageSize; size == "" {
+			rs.add(field.Required(sizePath, "supported values: "+quoteList(hugepageSizes)))
+		} else if enum(rs, sizePath, size, hugepageSizes) {
+			s.Tuning.HugepagesPageSize = size
+		}
+	}
+	if m.Guest == "" {
+		return
+	}
+	guestPath := p.Child("guest")
+	guest := rs.positiveQuantity(guestPath, m.Guest, "1Gi")
+	if guest != nil && s.Memory != nil && guest.Cmp(*s.Memory) > 0 {
+		rs.add(field.Invalid(guestPath, m.Guest, fmt.Sprintf("must not exceed virtualMachine.template.memory (%s)", s.Memory)))
+	}
+	s.Tuning.GuestMemory = guest
+}
+
+// deviceTuning resolves the device settings; disks are tuned by name.
+func (rs *resolution) deviceTuning(s *Settings, p *field.Path, d *DevicesTuning) {
+	if d == nil {
+		return
+	}
+	s.Tuning.RNG = d.RNG != nil
+	if d.BlockMultiQueue != nil {
+		s.Tuning.BlockMultiQueue = new(*d.BlockMultiQueue)
+	}
+	names := []string{RootDiskName}
+	for _, sd := range s.SecondaryDisks {
+		names = append(names, sd.Name)
+	}
+	tuned := map[string]bool{}
+	for i, dt := range d.Disks {
+		dp := p.Child("disks").Index(i)
+		namePath := dp.Child("name")
+		at := slices.Index(names, dt.Name)
+		switch {
+		case dt.Name == "":
+			rs.add(field.Required(namePath, "supported values: "+quoteList(names)))
+		case at < 0:
+			rs.add(field.NotSupported(namePath, dt.Name, names))
+		case tuned[dt.Name]:
+			rs.add(field.Duplicate(namePath, dt.Name))
+		}
+		tuned[dt.Name] = true
+		settings := rs.diskTuning(dp, dt)
+		switch {
+		case at == 0:
+			s.PrimaryDisk.Tuning = settings
+		case at > 0:
+			s.SecondaryDisks[at-1].Tuning = settings
+		}
+	}
+}
+
+func (rs *resolution) diskTuning(p *field.Path, dt DiskTuning) DiskTuningSettings {
+	out := DiskTuningSettings{Cache: kubevirtcorev1.DriverCache(dt.Cache)}
+	if dt.DedicatedIOThread != nil {
+		out.DedicatedIOThread = new(*dt.DedicatedIOThread)
+	}
+	if dt.Disk != nil && dt.Disk.Bus != "" {
+		out.Bus = kubevirtcorev1.DiskBus(dt.Disk.Bus)
+		enum(rs, p.Child("disk", "bus"), out.Bus, diskBuses)
+	}
+	if out.Cache != "" {
+		enum(rs, p.Child("cache"), out.Cache, diskCaches)
+	}
+	return out
+}

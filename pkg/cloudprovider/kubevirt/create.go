@@ -1,0 +1,188 @@
+package kubevirt
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+
+	"go.uber.org/zap"
+	kubevirtcorev1 "kubevirt.io/api/core/v1"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Create implements cloudprovider.Provider. It writes the user data Secret
+// first, then the VirtualMachine, then makes the VM the Secret's owner, so
+// a VM never exists without the Secret it boots from. Each step finds what
+// an earlier, interrupted call left behind: calling Create again completes
+// the instance and creates nothing twice.
+func (p *Provider) Create(ctx context.Context, _ *zap.SugaredLogger, machine *clusterv1alpha1.Machine, data *cloudprovider.ProviderData, userdata string) (cloudprovider.Instance, error) {
+	userClient := userClientOf(data)
+	t, err := p.prepare(ctx, machine.Spec, userClient)
+	if err != nil {
+		return nil, err
+	}
+	md, err := machineDeploymentOf(ctx, userClient, machine)
+	if err != nil {
+		return nil, err
+	}
+	facts, missing, err := inspect(ctx, t, &spreadTarget{vmName: machine.Name, group: cmp.Or(md, machine.Name)})
+	if err != nil {
+		return nil, err
+	}
+	if err := missing.terminal(); err != nil {
+		return nil, err
+	}
+	objs, err := vm.Build(vm.Input{
+		Settings: t.settings,
+		Machine: vm.MachineInfo{
+			Name:              machine.Name,
+			UID:               machine.UID,
+			MachineDeployment: md,
+			Labels:            machine.Labels,
+			Annotations:       machine.Annotations,
+		},
+		Facts:    facts,
+		UserData: userdata,
+	})
+	if err != nil {
+		return nil, cloudprovider.NewInvalidConfiguration("%v", err)
+	}
+	secret, err := ensureSecret(ctx, t.infra, objs.UserDataSecret)
+	if err != nil {
+		return nil, err
+	}
+	v, err := ensureVM(ctx, t.infra, objs.VirtualMachine)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureOwner(ctx, t.infra, secret, v); err != nil {
+		return nil, err
+	}
+	return instanceOf(ctx, t.infra, v)
+}
+
+// ensureSecret creates the user data Secret, or brings an existing one's
+// data, type and labels up to date.
+func ensureSecret(ctx context.Context, c *infra.Client, desired *corev1.Secret) (*corev1.Secret, error) {
+	key := ctrlruntimeclient.ObjectKeyFromObject(desired)
+	current := &corev1.Secret{}
+	err := c.Reader.Get(ctx, key, current)
+	if apierrors.IsNotFound(err) {
+		created := desired.DeepCopy()
+		if err = c.Writer.Create(ctx, created); err == nil {
+			return created, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("failed to create Secret %s: %w", key, err)
+		}
+		// Created by an earlier call the cache has not seen yet.
+		err = c.Writer.Get(ctx, key, current)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to get Secret %s: %w", key, err)
+	}
+	if current.DeletionTimestamp != nil {
+		return nil, fmt.Errorf("secret %s is being deleted", key)
+	}
+	if secretUpToDate(current, desired) {
+		return current, nil
+	}
+	current.Data = desired.Data
+	current.Type = desired.Type
+	if current.Labels == nil {
+		current.Labels = map[string]string{}
+	}
+	maps.Copy(current.Labels, desired.Labels)
+	if err := c.Writer.Update(ctx, current); err != nil {
+		return nil, fmt.Errorf("failed to update Secret %s: %w", key, err)
+	}
+	return current, nil
+}
+
+// secretUpToDate reports whether current has the desired data, type and
+// labels (other labels may be present).
+func secretUpToDate(current, desired *corev1.Secret) bool {
+	if current.Type != desired.Type || !apiequality.Semantic.DeepEqual(current.Data, desired.Data) {
+		return false
+	}
+	for k, v := range desired.Labels {
+		if got, ok := current.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// ensureVM creates the VirtualMachine unless it exists. An existing VM is
+// left as it is: the spec of a Machine does not change, and a VM being
+// deleted is an error until it is gone.
+func ensureVM(ctx context.Context, c *infra.Client, desired *kubevirtcorev1.VirtualMachine) (*kubevirtcorev1.VirtualMachine, error) {
+	key := ctrlruntimeclient.ObjectKeyFromObject(desired)
+	current := &kubevirtcorev1.VirtualMachine{}
+	err := c.Reader.Get(ctx, key, current)
+	if apierrors.IsNotFound(err) {
+		created := desired.DeepCopy()
+		if err = c.Writer.Create(ctx, created); err == nil {
+			return created, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("failed to create VirtualMachine %s: %w", key, err)
+		}
+		err = c.Writer.Get(ctx, key, current)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to get VirtualMachine %s: %w", key, err)
+	}
+	if current.DeletionTimestamp != nil {
+		return nil, fmt.Errorf("VirtualMachine %s is being deleted", key)
+	}
+	return current, nil
+}
+
+// ensureOwner makes the VM an owner of the Secret, so the infra garbage
+// collector deletes the Secret with the VM, replacing a reference to an
+// earlier VM of the same name. The reference neither claims control nor
+// blocks the VM's deletion, which would need the right to update the VM's
+// finalizers.
+func ensureOwner(ctx context.Context, c *infra.Client, secret *corev1.Secret, v *kubevirtcorev1.VirtualMachine) error {
+	want := metav1.OwnerReference{
+		APIVersion: kubevirtcorev1.SchemeGroupVersion.String(),
+		Kind:       "VirtualMachine",
+		Name:       v.Name,
+		UID:        v.UID,
+	}
+	refs := make([]metav1.OwnerReference, 0, len(secret.OwnerReferences)+1)
+	for _, ref := range secret.OwnerReferences {
+		if ref.UID == want.UID {
+			return nil
+		}
+		if !isVMRef(ref, v.Name) {
+			refs = append(refs, ref)
+		}
+	}
+	patch := ctrlruntimeclient.MergeFrom(secret.DeepCopy())
+	secret.OwnerReferences = append(refs, want)
+	if err := c.Writer.Patch(ctx, secret, patch); err != nil {
+		return fmt.Errorf("failed to set the owner of Secret %s/%s: %w", secret.Namespace, secret.Name, err)
+	}
+	return nil
+}
+
+// isVMRef reports whether ref points at a KubeVirt VirtualMachine named name.
+func isVMRef(ref metav1.OwnerReference, name string) bool {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == kubevirtcorev1.SchemeGroupVersion.Group && ref.Kind == "VirtualMachine" && ref.Name == name
+}

@@ -1,0 +1,198 @@
+package infra
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Option defaults.
+const (
+	DefaultQPS          float32 = 50
+	DefaultBurst                = 100
+	DefaultSyncTimeout          = 30 * time.Second
+	DefaultIdleTimeout          = time.Hour
+	DefaultNotServedTTL         = 5 * time.Minute
+	DefaultUserAgent            = "kkp-kubevirt-provider"
+)
+
+// Options tune Clients. Zero values take the defaults above.
+type Options struct {
+	// QPS and Burst limit the requests to one infra cluster (per kubeconfig,
+	// shared by all its namespaces and informers).
+	QPS   float32
+	Burst int
+	// WrapTransport, if set, wraps the HTTP transport of every infra
+	// connection, e.g. to count requests.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
+	// SyncTimeout bounds the wait for an informer's first sync.
+	SyncTimeout time.Duration
+	// IdleTimeout is how long a client may go unused before the next Get
+	// closes it (e.g. after a kubeconfig rotation left it behind).
+	IdleTimeout time.Duration
+	// NotServedTTL is how long a kind the infra cluster did not serve is
+	// believed absent before discovery is asked again.
+	NotServedTTL time.Duration
+	// UserAgent of infra requests.
+	UserAgent string
+}
+
+func (o Options) withDefaults() Options {
+	o.QPS = cmp.Or(o.QPS, DefaultQPS)
+	o.Burst = cmp.Or(o.Burst, DefaultBurst)
+	o.SyncTimeout = cmp.Or(o.SyncTimeout, DefaultSyncTimeout)
+	o.IdleTimeout = cmp.Or(o.IdleTimeout, DefaultIdleTimeout)
+	o.NotServedTTL = cmp.Or(o.NotServedTTL, DefaultNotServedTTL)
+	o.UserAgent = cmp.Or(o.UserAgent, DefaultUserAgent)
+	return o
+}
+
+// Client reaches one namespace of one infra cluster.
+type Client struct {
+	// Namespace is the resolved infra namespace (see ResolveNamespace).
+	Namespace string
+	// Reader reads from informers; see the package documentation.
+	Reader ctrlruntimeclient.Reader
+	// Writer talks to the API server directly. Use it for writes, and for
+	// reads only where a fresh answer is worth a request.
+	Writer ctrlruntimeclient.Client
+}
+
+// Clients caches one Client per kubeconfig and namespace. It is safe for
+// concurrent use. Stop it to end all informers.
+type Clients struct {
+	opts   Options
+	scheme *runtime.Scheme
+
+	mu          sync.Mutex
+	stopped     bool
+	connections map[[sha256.Size]byte]*connection
+	entries     map[entryKey]*entry
+}
+
+type entryKey struct {
+	kubeconfig [sha256.Size]byte
+	namespace  string
+}
+
+type entry struct {
+	client   *Client
+	stop     context.CancelFunc
+	lastUsed time.Time
+}
+
+// ErrStopped is returned by Get after Stop.
+var ErrStopped = errors.New("infra clients are stopped")
+
+// NewClients returns an empty cache.
+func NewClients(opts Options) (*Clients, error) {
+	scheme, err := NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	return &Clients{
+		opts:        opts.withDefaults(),
+		scheme:      scheme,
+		connections: map[[sha256.Size]byte]*connection{},
+		entries:     map[entryKey]*entry{},
+	}, nil
+}
+
+// Get returns the client of a kubeconfig and namespace, creating it on first
+// use. namespace is the explicitly chosen namespace (the spec's, else the
+// provider's option) or "" for the kubeconfig's current-context namespace,
+// else "default"; Client.Namespace is the result. Get does no request:
+// discovery and informers start on the first read. Errors wrapping
+// ErrInvalidKubeconfig mean the kubeconfig is unusable.
+func (c *Clients) Get(ctx context.Context, kubeconfig []byte, namespace string) (*Client, error) {
+	hash := sha256.Sum256(kubeconfig)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return nil, ErrStopped
+	}
+	now := time.Now()
+	c.sweepLocked(now)
+
+	conn, ok := c.connections[hash]
+	if !ok {
+		var err error
+		if conn, err = newConnection(ctx, kubeconfig, c.scheme, c.opts); err != nil {
+			return nil, err
+		}
+		c.connections[hash] = conn
+	}
+	key := entryKey{kubeconfig: hash, namespace: ResolveNamespace(namespace, "", conn.contextNamespace)}
+	if e, ok := c.entries[key]; ok {
+		e.lastUsed = now
+		return e.client, nil
+	}
+	nsCache, stop, err := conn.startCache(ctx, map[string]cache.Config{key.namespace: {}})
+	if err != nil {
+		return nil, fmt.Errorf("failed to start the infra cache of namespace %s: %w", key.namespace, err)
+	}
+	client := &Client{
+		Namespace: key.namespace,
+		Reader:    &cachedReader{conn: conn, namespace: key.namespace, cache: nsCache},
+		Writer:    conn.writer,
+	}
+	c.entries[key] = &entry{client: client, stop: stop, lastUsed: now}
+	return client, nil
+}
+
+// sweepLocked closes clients unused for IdleTimeout and connections left
+// without clients.
+func (c *Clients) sweepLocked(now time.Time) {
+	for key, e := range c.entries {
+		if now.Sub(e.lastUsed) >= c.opts.IdleTimeout {
+			e.stop()
+			delete(c.entries, key)
+		}
+	}
+	for hash, conn := range c.connections {
+		if !c.inUseLocked(hash) {
+			conn.stop()
+			delete(c.connections, hash)
+		}
+	}
+}
+
+func (c *Clients) inUseLocked(hash [sha256.Size]byte) bool {
+	for key := range c.entries {
+		if key.kubeconfig == hash {
+			return true
+		}
+	}
+	return false
+}
+
+// Len returns the number of cached clients.
+func (c *Clients) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
+
+// Stop ends every informer and makes later Gets fail with ErrStopped.
+func (c *Clients) Stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	for key, e := range c.entries {
+		e.stop()
+		delete(c.entries, key)
+	}
+	for hash, conn := range c.connections {
+		conn.stop()
+		delete(c.connections, hash)
+	}
+}

@@ -1,0 +1,200 @@
+package infra
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+)
+
+// ErrInvalidKubeconfig marks errors caused by a kubeconfig that cannot be
+// parsed or yields no usable client configuration. Retrying cannot help.
+var ErrInvalidKubeconfig = errors.New("invalid infra kubeconfig")
+
+// connection is everything shared by the clients of one kubeconfig: the REST
+// configuration with its rate limiter, the HTTP client, the RESTMapper, the
+// direct writer and the cache of cluster-scoped kinds.
+type connection struct {
+	scheme           *runtime.Scheme
+	restConfig       *rest.Config
+	httpClient       *http.Client
+	mapper           meta.RESTMapper
+	writer           ctrlruntimeclient.Client
+	contextNamespace string
+	opts             Options
+
+	clusterCache cache.Cache
+	stopCluster  context.CancelFunc
+
+	mu        sync.Mutex
+	notServed map[schema.GroupVersionKind]time.Time
+	lastErr   error
+}
+
+// parseKubeconfig returns the REST configuration and current-context
+// namespace of a kubeconfig. Errors never quote the kubeconfig.
+func parseKubeconfig(kubeconfig []byte) (*rest.Config, string, error) {
+	cc, err := clientcmd.NewClientConfigFromBytes(kubeconfig)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: failed to parse it: %w", ErrInvalidKubeconfig, err)
+	}
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: failed to build a client configuration: %w", ErrInvalidKubeconfig, err)
+	}
+	ns, _, err := cc.Namespace()
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: failed to read the context namespace: %w", ErrInvalidKubeconfig, err)
+	}
+	return cfg, ns, nil
+}
+
+// newConnection builds the shared parts for a kubeconfig and starts the
+// (still empty) cluster-scoped cache. It does no request: discovery and
+// informers start on first use.
+func newConnection(ctx context.Context, kubeconfig []byte, scheme *runtime.Scheme, opts Options) (*connection, error) {
+	cfg, contextNamespace, err := parseKubeconfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS = opts.QPS
+	cfg.Burst = opts.Burst
+	// One token bucket for every REST client of this kubeconfig, so the
+	// limit holds for the connection, not per resource type.
+	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(opts.QPS, opts.Burst)
+	cfg.UserAgent = opts.UserAgent
+	if opts.WrapTransport != nil {
+		cfg.Wrap(opts.WrapTransport)
+	}
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: failed to build an HTTP client: %w", ErrInvalidKubeconfig, err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the infra RESTMapper: %w", err)
+	}
+	writer, err := ctrlruntimeclient.New(cfg, ctrlruntimeclient.Options{HTTPClient: httpClient, Scheme: scheme, Mapper: mapper})
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the infra client: %w", err)
+	}
+	c := &connection{
+		scheme:           scheme,
+		restConfig:       cfg,
+		httpClient:       httpClient,
+		mapper:           mapper,
+		writer:           writer,
+		contextNamespace: contextNamespace,
+		opts:             opts,
+		notServed:        map[schema.GroupVersionKind]time.Time{},
+	}
+	c.clusterCache, c.stopCluster, err = c.startCache(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// startCache creates and starts a cache; namespaces nil means all
+// namespaces. The cache lives until the returned function is called, not as
+// long as ctx, which only bounds the start.
+func (c *connection) startCache(ctx context.Context, namespaces map[string]cache.Config) (cache.Cache, context.CancelFunc, error) {
+	ca, err := cache.New(c.restConfig, cache.Options{
+		HTTPClient:               c.httpClient,
+		Scheme:                   c.scheme,
+		Mapper:                   c.mapper,
+		DefaultNamespaces:        namespaces,
+		DefaultTransform:         cache.TransformStripManagedFields(),
+		DefaultWatchErrorHandler: c.recordWatchError,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to create the infra cache: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		// Start returns when runCtx ends; its only error is a second start.
+		_ = ca.Start(runCtx)
+	}()
+	// With no informer yet this only waits for the cache to be started, so
+	// reads never see ErrCacheNotStarted.
+	if !ca.WaitForCacheSync(ctx) {
+		cancel()
+		return nil, nil, fmt.Errorf("failed to start the infra cache: %w", ctx.Err())
+	}
+	return ca, cancel, nil
+}
+
+// recordWatchError keeps the last list/watch error of any informer so a
+// sync timeout can say why, then lets client-go log it as usual.
+func (c *connection) recordWatchError(ctx context.Context, r *toolscache.Reflector, err error) {
+	c.mu.Lock()
+	c.lastErr = fmt.Errorf("%s: %w", r.TypeDescription(), err)
+	c.mu.Unlock()
+	toolscache.DefaultWatchErrorHandler(ctx, r, err)
+}
+
+func (c *connection) lastWatchError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastErr
+}
+
+// scope reports whether the infra cluster serves gvk and whether it is
+// namespaced. Kinds found not served are remembered for NotServedTTL, so a
+// missing optional API costs no discovery request per call.
+func (c *connection) scope(gvk schema.GroupVersionKind) (served, namespaced bool, err error) {
+	c.mu.Lock()
+	since, known := c.notServed[gvk]
+	c.mu.Unlock()
+	if known && time.Since(since) < c.opts.NotServedTTL {
+		return false, false, nil
+	}
+	mapping, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		if !isNotServed(err) {
+			return false, false, fmt.Errorf("failed to discover %s on the infra cluster: %w", gvk.GroupVersion(), err)
+		}
+		c.mu.Lock()
+		c.notServed[gvk] = time.Now()
+		c.mu.Unlock()
+		return false, false, nil
+	}
+	c.mu.Lock()
+	delete(c.notServed, gvk)
+	c.mu.Unlock()
+	return true, mapping.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+// isNotServed tells a missing API (group, version or kind) from a failed
+// discovery.
+func isNotServed(err error) bool {
+	var failed *apiutil.ErrResourceDiscoveryFailed
+	if errors.As(err, &failed) {
+		for _, sub := range *failed {
+			if !apierrors.IsNotFound(sub) && !meta.IsNoMatchError(sub) {
+				return false
+			}
+		}
+		return true
+	}
+	return meta.IsNoMatchError(err)
+}
+
+// stop ends the cluster-scoped cache.
+func (c *connection) stop() {
+	c.stopCluster()
+}

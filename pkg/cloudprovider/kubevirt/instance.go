@@ -1,0 +1,105 @@
+package kubevirt
+
+import (
+	"net/netip"
+	"strings"
+
+	kubevirtcorev1 "kubevirt.io/api/core/v1"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// instance is a Machine's VirtualMachine as the controller sees it.
+type instance struct {
+	name       string
+	id         string
+	providerID string
+	addresses  map[string]corev1.NodeAddressType
+	status     cloudprovider.InstanceStatus
+}
+
+var _ cloudprovider.Instance = &instance{}
+
+// Name implements cloudprovider.Instance: the VM's name.
+func (i *instance) Name() string { return i.name }
+
+// ID implements cloudprovider.Instance: the VM's UID.
+func (i *instance) ID() string { return i.id }
+
+// ProviderID implements cloudprovider.Instance: kubevirt://<vm>.
+func (i *instance) ProviderID() string { return i.providerID }
+
+// Addresses implements cloudprovider.Instance.
+func (i *instance) Addresses() map[string]corev1.NodeAddressType { return i.addresses }
+
+// Status implements cloudprovider.Instance.
+func (i *instance) Status() cloudprovider.InstanceStatus { return i.status }
+
+// newInstance describes a VM and its VMI (nil when there is none yet).
+func newInstance(v *kubevirtcorev1.VirtualMachine, vmi *kubevirtcorev1.VirtualMachineInstance) *instance {
+	return &instance{
+		name:       v.Name,
+		id:         string(v.UID),
+		providerID: vm.ProviderID(v.Name),
+		addresses:  addressesOf(vmi),
+		status:     statusOf(v, vmi),
+	}
+}
+
+// statusOf maps a VM and its VMI to an instance status. A VM or VMI being
+// deleted is deleting; a VM without VMI, or a VMI before Running, is
+// creating; a VMI that ended (Succeeded, Failed) or whose phase is unknown
+// is unknown, since the run strategy decides whether it comes back.
+func statusOf(v *kubevirtcorev1.VirtualMachine, vmi *kubevirtcorev1.VirtualMachineInstance) cloudprovider.InstanceStatus {
+	switch {
+	case v.DeletionTimestamp != nil:
+		return cloudprovider.StatusDeleting
+	case vmi == nil:
+		return cloudprovider.StatusCreating
+	case vmi.DeletionTimestamp != nil:
+		return cloudprovider.StatusDeleting
+	}
+	switch vmi.Status.Phase {
+	case kubevirtcorev1.Running:
+		return cloudprovider.StatusRunning
+	case kubevirtcorev1.VmPhaseUnset, kubevirtcorev1.Pending, kubevirtcorev1.Scheduling, kubevirtcorev1.Scheduled:
+		return cloudprovider.StatusCreating
+	default:
+		return cloudprovider.StatusUnknown
+	}
+}
+
+// addressesOf returns every IP address the VMI reports on any interface,
+// IPv4 and IPv6, without prefix length, as InternalIP. IPv6 link-local
+// addresses are left out: they do not reach the node from elsewhere.
+func addressesOf(vmi *kubevirtcorev1.VirtualMachineInstance) map[string]corev1.NodeAddressType {
+	out := map[string]corev1.NodeAddressType{}
+	if vmi == nil {
+		return out
+	}
+	for _, iface := range vmi.Status.Interfaces {
+		for _, raw := range append([]string{iface.IP}, iface.IPs...) {
+			if ip, ok := parseIP(raw); ok {
+				out[ip] = corev1.NodeInternalIP
+			}
+		}
+	}
+	return out
+}
+
+// parseIP accepts an address with or without prefix length and returns it
+// in canonical form.
+func parseIP(raw string) (string, bool) {
+	raw = strings.TrimSpace(raw)
+	if i := strings.IndexByte(raw, '/'); i >= 0 {
+		raw = raw[:i]
+	}
+	addr, err := netip.ParseAddr(raw)
+	if err != nil || addr.IsUnspecified() || addr.IsLinkLocalUnicast() || addr.IsLoopback() {
+		return "", false
+	}
+	return addr.Unmap().String(), true
+}

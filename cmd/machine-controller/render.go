@@ -1,0 +1,55 @@
+package main
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/render"
+)
+
+type renderFlags struct {
+	files           []string
+	output          string
+	namespace       string
+	infraKubeconfig string
+}
+
+func newRenderCmd(in io.Reader, out io.Writer) *cobra.Command {
+	var f renderFlags
+	cmd := &cobra.Command{
+		Use:   "render -f FILE [-o yaml|json] [--namespace NS] [--infra-kubeconfig PATH]",
+		Short: "Print the VirtualMachine and Secret that one Machine of each input object would get",
+		Long: `render reads Machines, MachineSets or MachineDeployments (multi-document YAML or JSON; "-" reads stdin)
+and prints, for each, the objects that one Machine of it would get on the infra cluster: the VirtualMachine
+(with its DataVolumeTemplates) first, then the cloud-init Secret with placeholder user data. The Machine is
+named after the input object. Without --infra-kubeconfig no cluster is contacted and facts that live on the
+infra cluster (storage profiles, instancetype kinds, zone usage) take their defaults.
+
+An invalid spec exits non-zero with the message the controller would put on the Machine.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts := &render.Options{
+				Files:     f.files,
+				Output:    f.output,
+				Namespace: f.namespace,
+				In:        in,
+				Out:       out,
+			}
+			if f.infraKubeconfig != "" {
+				infra, err := newInfraFacts(cmd.Context(), f.infraKubeconfig)
+				if err != nil {
+					return err
+				}
+				defer infra.stop()
+				opts.Facts, opts.Getenv = infra.source, infra.getenv
+			}
+			return opts.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, `input file ("-" for stdin); repeatable`)
+	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json")
+	cmd.Flags().StringVar(&f.namespace, "namespace", "", "infra namespace of the VMs (default: the spec's, else the kubeconfig's, else \"default\")")
+	cmd.Flags().StringVar(&f.infraKubeconfig, "infra-kubeconfig", "", "kubeconfig of the infra cluster to look facts up on (read-only)")
+	return cmd
+}

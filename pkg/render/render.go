@@ -1,0 +1,157 @@
+package render
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+)
+
+// PlaceholderUserData stands in for the user data that operating-system-manager
+// renders at run time.
+const PlaceholderUserData = "#cloud-config\n# Placeholder: the real user data is rendered per Machine at run time.\n"
+
+// FactsSource looks up on the infra cluster what the builder needs to know.
+type FactsSource interface {
+	Facts(ctx context.Context, settings *config.Settings, machine vm.MachineInfo) (vm.Facts, error)
+}
+
+// Options configure one render run.
+type Options struct {
+	// Files to read; "-" reads In.
+	Files []string
+	// Output is "yaml" (default) or "json".
+	Output string
+	// Namespace overrides the infra namespace.
+	Namespace string
+	// Facts looks facts up on an infra cluster; nil renders offline with
+	// defaults and touches no cluster.
+	Facts FactsSource
+	// Getenv reads the environment (os.Getenv when nil).
+	Getenv func(string) string
+
+	In  io.Reader
+	Out io.Writer
+}
+
+// Run renders every object of every file. It stops at the first invalid
+// object and returns its error, which carries the message the controller
+// would report.
+func (o *Options) Run(ctx context.Context) error {
+	if o.Output == "" {
+		o.Output = "yaml"
+	}
+	if o.Output != "yaml" && o.Output != "json" {
+		return fmt.Errorf("output %q is not supported: use yaml or json", o.Output)
+	}
+	if len(o.Files) == 0 {
+		return errors.New("no input: give one or more files with -f (\"-\" reads stdin)")
+	}
+	var objs []runtime.Object
+	for _, name := range o.Files {
+		sources, err := o.read(name)
+		if err != nil {
+			return err
+		}
+		for _, src := range sources {
+			rendered, err := o.renderOne(ctx, src)
+			if err != nil {
+				return fmt.Errorf("%s: %w", src.ref, err)
+			}
+			objs = append(objs, rendered.VirtualMachine, rendered.UserDataSecret)
+		}
+	}
+	return o.print(objs)
+}
+
+func (o *Options) read(name string) ([]source, error) {
+	if name == "-" {
+		if o.In == nil {
+			return nil, errors.New("stdin is not available")
+		}
+		return readSources(o.In, "stdin")
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("failed to open input: %w", err)
+	}
+	defer f.Close()
+	return readSources(f, name)
+}
+
+func (o *Options) renderOne(ctx context.Context, src source) (*vm.Objects, error) {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	settings, _, err := config.Load(ctx, src.providerSpec, offlineResolver{}, config.Options{Getenv: getenv})
+	if err != nil {
+		return nil, err
+	}
+	facts, err := o.facts(ctx, settings, src.machine)
+	if err != nil {
+		return nil, err
+	}
+	return vm.Build(vm.Input{Settings: settings, Machine: src.machine, Facts: facts, UserData: PlaceholderUserData})
+}
+
+func (o *Options) facts(ctx context.Context, settings *config.Settings, machine vm.MachineInfo) (vm.Facts, error) {
+	var facts vm.Facts
+	if o.Facts != nil {
+		f, err := o.Facts.Facts(ctx, settings, machine)
+		if err != nil {
+			return vm.Facts{}, fmt.Errorf("failed to look up the infra cluster: %w", err)
+		}
+		facts = f
+	} else {
+		ns, err := offlineNamespace(settings)
+		if err != nil {
+			return vm.Facts{}, err
+		}
+		facts = vm.Facts{Namespace: ns}
+		if len(settings.Zones) > 0 {
+			facts.SpreadZone = settings.Zones[0]
+		}
+	}
+	if o.Namespace != "" {
+		facts.Namespace = o.Namespace
+	}
+	return facts, nil
+}
+
+func (o *Options) print(objs []runtime.Object) error {
+	if o.Output == "json" {
+		list := &corev1.List{}
+		list.APIVersion, list.Kind = "v1", "List"
+		for _, obj := range objs {
+			list.Items = append(list.Items, runtime.RawExtension{Object: obj})
+		}
+		enc := json.NewEncoder(o.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(list)
+	}
+	for i, obj := range objs {
+		b, err := yaml.Marshal(obj)
+		if err != nil {
+			return fmt.Errorf("failed to encode %T: %w", obj, err)
+		}
+		if i > 0 {
+			if _, err := io.WriteString(o.Out, "---\n"); err != nil {
+				return err
+			}
+		}
+		if _, err := o.Out.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -27,6 +27,10 @@ help: ## Show this help.
 demo: ## Run the provider against a local control plane built from source: MachineDeployment in, VirtualMachine out.
 	$(GO) run ./cmd/kubevirt-demo
 
+.PHONY: demo-check
+demo-check: ## Run the demo without waiting for a person: exit 0 once every VM runs and is cleaned up.
+	$(GO) run ./cmd/kubevirt-demo -once
+
 .PHONY: build
 build: ## Build all binaries into bin/.
 	$(GO) build -o $(LOCALBIN)/ ./cmd/...

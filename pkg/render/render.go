@@ -84,7 +84,7 @@ func (o *Options) read(name string) ([]source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to open input: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: nothing to flush
 	return readSources(f, name)
 }
 

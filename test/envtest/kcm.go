@@ -37,7 +37,7 @@ func startControllerManager(dir, kubeconfigPath, workDir string) (*controllerMan
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the controller manager log: %w", err)
 	}
-	defer logFile.Close()
+	defer func() { _ = logFile.Close() }() // the child process holds its own descriptor
 
 	// The process must outlive the call that started it, so it is not tied
 	// to any request context; stop() ends it.
@@ -62,7 +62,7 @@ func startControllerManager(dir, kubeconfigPath, workDir string) (*controllerMan
 
 	select {
 	case <-kcm.done:
-		return nil, fmt.Errorf("kube-controller-manager exited at start (%v): %s", kcm.waitErr, kcm.logTail())
+		return nil, fmt.Errorf("kube-controller-manager exited at start (%w): %s", kcm.waitErr, kcm.logTail())
 	case <-time.After(kcmStartGrace):
 		return kcm, nil
 	}

@@ -104,7 +104,7 @@ func lifecycle(tb testing.TB, f *fixture, name string, spec []byte) map[string]o
 	measure("Validate", func() error { return f.provider.Validate(ctx, nil, m.Spec) })
 	measure("Get (absent)", func() error {
 		if _, err := f.provider.Get(ctx, nil, m, f.data); !errors.Is(err, cloudprovider.ErrInstanceNotFound) {
-			return fmt.Errorf("got %v, want ErrInstanceNotFound", err)
+			return fmt.Errorf("got %w, want ErrInstanceNotFound", err)
 		}
 		return nil
 	})

@@ -185,31 +185,31 @@ func TestCreateRepairsAnInterruptedCreate(t *testing.T) {
 }
 
 // objects reads the VM and user data Secret of a Machine directly.
-func (f *fixture) objects(t testing.TB, name string) (*kubevirtcorev1.VirtualMachine, *corev1.Secret) {
-	t.Helper()
+func (f *fixture) objects(tb testing.TB, name string) (*kubevirtcorev1.VirtualMachine, *corev1.Secret) {
+	tb.Helper()
 	v := &kubevirtcorev1.VirtualMachine{}
-	if err := f.env.Client.Get(t.Context(), ctrlruntimeclient.ObjectKey{Namespace: f.namespace, Name: name}, v); err != nil {
-		t.Fatalf("failed to get VirtualMachine %s: %v", name, err)
+	if err := f.env.Client.Get(tb.Context(), ctrlruntimeclient.ObjectKey{Namespace: f.namespace, Name: name}, v); err != nil {
+		tb.Fatalf("failed to get VirtualMachine %s: %v", name, err)
 	}
 	secret := &corev1.Secret{}
 	key := ctrlruntimeclient.ObjectKey{Namespace: f.namespace, Name: vm.UserDataSecretName(name)}
-	if err := f.env.Client.Get(t.Context(), key, secret); err != nil {
-		t.Fatalf("failed to get Secret %s: %v", key.Name, err)
+	if err := f.env.Client.Get(tb.Context(), key, secret); err != nil {
+		tb.Fatalf("failed to get Secret %s: %v", key.Name, err)
 	}
 	return v, secret
 }
 
 // waitForCache waits until the provider's infra cache has (present) or
 // lacks obj.
-func (f *fixture) waitForCache(t testing.TB, obj ctrlruntimeclient.Object, present bool) {
-	t.Helper()
-	c, err := f.clients.Get(t.Context(), f.env.KubeconfigBytes, f.namespace)
+func (f *fixture) waitForCache(tb testing.TB, obj ctrlruntimeclient.Object, present bool) {
+	tb.Helper()
+	c, err := f.clients.Get(tb.Context(), f.env.KubeconfigBytes, f.namespace)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	probe := obj.DeepCopyObject().(ctrlruntimeclient.Object)
-	eventually(t, "the infra cache follows the cluster", func() (bool, error) {
-		err := c.Reader.Get(t.Context(), ctrlruntimeclient.ObjectKeyFromObject(obj), probe)
+	eventually(tb, "the infra cache follows the cluster", func() (bool, error) {
+		err := c.Reader.Get(tb.Context(), ctrlruntimeclient.ObjectKeyFromObject(obj), probe)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return false, err
 		}
@@ -218,17 +218,17 @@ func (f *fixture) waitForCache(t testing.TB, obj ctrlruntimeclient.Object, prese
 }
 
 // wantCounts checks how many VMs and Secrets the fixture's namespace holds.
-func (f *fixture) wantCounts(t testing.TB, vms, secrets int) {
-	t.Helper()
+func (f *fixture) wantCounts(tb testing.TB, vms, secrets int) {
+	tb.Helper()
 	var vmList kubevirtcorev1.VirtualMachineList
 	var secretList corev1.SecretList
 	for _, l := range []ctrlruntimeclient.ObjectList{&vmList, &secretList} {
-		if err := f.env.Client.List(t.Context(), l, ctrlruntimeclient.InNamespace(f.namespace)); err != nil {
-			t.Fatal(err)
+		if err := f.env.Client.List(tb.Context(), l, ctrlruntimeclient.InNamespace(f.namespace)); err != nil {
+			tb.Fatal(err)
 		}
 	}
 	if len(vmList.Items) != vms || len(secretList.Items) != secrets {
-		t.Errorf("namespace holds %d VMs and %d Secrets, want %d and %d", len(vmList.Items), len(secretList.Items), vms, secrets)
+		tb.Errorf("namespace holds %d VMs and %d Secrets, want %d and %d", len(vmList.Items), len(secretList.Items), vms, secrets)
 	}
 }
 

@@ -254,6 +254,7 @@ func tuningCases(testing.TB) []invalidCase {
 }
 
 func legacyCases(t testing.TB) []invalidCase {
+	t.Helper()
 	// seed004 is the MachineDeployment proposal of seed 004 (flat format,
 	// CentOS, empty kubeconfig) as it was written.
 	const seed004 = `

@@ -67,6 +67,7 @@ func TestLoadInvalid(t *testing.T) {
 }
 
 func parseCases(t testing.TB) []invalidCase {
+	t.Helper()
 	return []invalidCase{
 		{name: "empty input", input: []byte{}, want: msg(pV + ": Required value")},
 		{name: "null", input: []byte("null"), want: msg(pV + ": Required value")},
@@ -156,6 +157,7 @@ func parseCases(t testing.TB) []invalidCase {
 }
 
 func kubeconfigCases(t testing.TB) []invalidCase {
+	t.Helper()
 	kubeconfigPatch := func(value string) string {
 		return `{cloudProviderSpec: {auth: {kubeconfig: {value: "` + value + `"}}}}`
 	}

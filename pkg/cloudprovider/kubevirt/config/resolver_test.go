@@ -10,6 +10,7 @@ import (
 )
 
 func resolutionCases(t testing.TB) []validCase {
+	t.Helper()
 	kubeconfig := testKubeconfig(t)
 	secretKubeconfig := `{cloudProviderSpec: {auth: {kubeconfig: {secretKeyRef: {namespace: kube-system, name: infra, key: kubeconfig}}}}}`
 	return []validCase{

@@ -24,6 +24,7 @@ type validCase struct {
 
 // baseSettings are the Settings of baseSpec.
 func baseSettings(t testing.TB) *Settings {
+	t.Helper()
 	return &Settings{
 		ClusterName:     "cluster-abc",
 		Kubeconfig:      testKubeconfig(t),
@@ -73,6 +74,7 @@ func TestLoadValid(t *testing.T) {
 }
 
 func seedCases(t testing.TB) []validCase {
+	t.Helper()
 	kubeconfig := b64(testKubeconfig(t))
 	return []validCase{
 		{name: "minimal spec"},

@@ -77,25 +77,9 @@ func (p *Provider) Create(ctx context.Context, _ *zap.SugaredLogger, machine *cl
 // ensureSecret creates the user data Secret, or brings an existing one's
 // data, type and labels up to date.
 func ensureSecret(ctx context.Context, c *infra.Client, desired *corev1.Secret) (*corev1.Secret, error) {
-	key := ctrlruntimeclient.ObjectKeyFromObject(desired)
-	current := &corev1.Secret{}
-	err := c.Reader.Get(ctx, key, current)
-	if apierrors.IsNotFound(err) {
-		created := desired.DeepCopy()
-		if err = c.Writer.Create(ctx, created); err == nil {
-			return created, nil
-		}
-		if !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("failed to create Secret %s: %w", key, err)
-		}
-		// Created by an earlier call the cache has not seen yet.
-		err = c.Writer.Get(ctx, key, current)
-	}
+	current, err := getOrCreate(ctx, c, desired)
 	if err != nil {
-		return nil, fmt.Errorf("failed to get Secret %s: %w", key, err)
-	}
-	if current.DeletionTimestamp != nil {
-		return nil, fmt.Errorf("secret %s is being deleted", key)
+		return nil, err
 	}
 	if secretUpToDate(current, desired) {
 		return current, nil
@@ -107,7 +91,7 @@ func ensureSecret(ctx context.Context, c *infra.Client, desired *corev1.Secret) 
 	}
 	maps.Copy(current.Labels, desired.Labels)
 	if err := c.Writer.Update(ctx, current); err != nil {
-		return nil, fmt.Errorf("failed to update Secret %s: %w", key, err)
+		return nil, fmt.Errorf("failed to update Secret %s: %w", ctrlruntimeclient.ObjectKeyFromObject(current), err)
 	}
 	return current, nil
 }
@@ -130,24 +114,36 @@ func secretUpToDate(current, desired *corev1.Secret) bool {
 // left as it is: the spec of a Machine does not change, and a VM being
 // deleted is an error until it is gone.
 func ensureVM(ctx context.Context, c *infra.Client, desired *kubevirtcorev1.VirtualMachine) (*kubevirtcorev1.VirtualMachine, error) {
+	return getOrCreate(ctx, c, desired)
+}
+
+// getOrCreate returns the object at desired's key, creating it from desired
+// when the cache has none. AlreadyExists means an earlier call created it and
+// the cache has not seen it yet: it is then read directly. An object being
+// deleted is an error until it is gone.
+func getOrCreate[T any, PT interface {
+	*T
+	ctrlruntimeclient.Object
+}](ctx context.Context, c *infra.Client, desired PT) (PT, error) {
 	key := ctrlruntimeclient.ObjectKeyFromObject(desired)
-	current := &kubevirtcorev1.VirtualMachine{}
+	kind := desired.GetObjectKind().GroupVersionKind().Kind
+	current := PT(new(T))
 	err := c.Reader.Get(ctx, key, current)
 	if apierrors.IsNotFound(err) {
-		created := desired.DeepCopy()
+		created := desired.DeepCopyObject().(PT)
 		if err = c.Writer.Create(ctx, created); err == nil {
 			return created, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("failed to create VirtualMachine %s: %w", key, err)
+			return nil, fmt.Errorf("failed to create %s %s: %w", kind, key, err)
 		}
 		err = c.Writer.Get(ctx, key, current)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("failed to get VirtualMachine %s: %w", key, err)
+		return nil, fmt.Errorf("failed to get %s %s: %w", kind, key, err)
 	}
-	if current.DeletionTimestamp != nil {
-		return nil, fmt.Errorf("VirtualMachine %s is being deleted", key)
+	if current.GetDeletionTimestamp() != nil {
+		return nil, fmt.Errorf("%s %s is being deleted", kind, key)
 	}
 	return current, nil
 }

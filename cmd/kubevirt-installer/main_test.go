@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/go-logr/logr"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// testEnv is the API server of the command tests; nil when
+// SKIP_ENVTEST=true. testClient reaches it with the installer's scheme.
+var (
+	testEnv    *envtest.Env
+	testClient ctrlruntimeclient.Client
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	ctrllog.SetLogger(logr.Discard())
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	env, err := envtest.New(context.Background(), envtest.WithControllerManager(), envtest.WithCRDFiles())
+	if errors.Is(err, envtest.ErrSkipped) {
+		return m.Run()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer env.Stop()
+	if testClient, err = installer.NewClient(env.Config); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	testEnv = env
+	return m.Run()
+}
+
+// execute runs the command line args and returns its output.
+func execute(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := newRootCommand(&out, &errOut, nil)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(t.Context())
+	return out.String(), err
+}
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("failed to read %s (run the test with -update to create it): %v", path, err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-want +got); run the test with -update if the change is intended:\n%s", path, diff)
+	}
+}
+
+func TestOfflineCommandsGolden(t *testing.T) {
+	tests := []struct {
+		golden string
+		args   []string
+	}{
+		{"template.golden", []string{"template"}},
+		{"template-emulation-without-network.golden", []string{
+			"template", "--skip", "cni-plugins,multus", "--use-emulation", "--monitor-namespace", "monitoring",
+			"--workload-node-selector", "kubevirt.io/kvm=true", "--importer-https-proxy", "http://proxy.local:3128",
+			"--set", "kubevirt.extraFeatureGates={VMExport}",
+		}},
+		{"images.golden", []string{"images"}},
+		{"images-without-network.golden", []string{"images", "--skip", "cni-plugins,multus"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			out, err := execute(t, tt.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.golden, out)
+		})
+	}
+}
+
+func TestConfigurationErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"template", "--skip", "kubevirt-csi"}, `unknown component "kubevirt-csi"`},
+		{[]string{"template", "--set", "kubevirt.images.operator=evil/op:1"}, "images are pinned per version"},
+		{[]string{"template", "--set", "kubevirt.uninstallStrategy=Never"}, "uninstallStrategy"},
+		{[]string{"template", "--config", "testdata/does-not-exist.yaml"}, "failed to read configuration"},
+	}
+	for _, tt := range tests {
+		_, err := execute(t, tt.args...)
+		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(tt.want)) {
+			t.Errorf("%v: error %v, want one containing %q", tt.args, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/components"
+)
+
+// templateOptions are the options of template.
+type templateOptions struct {
+	*globalOptions
+	values      valueFlags
+	kubeVersion string
+}
+
+func newTemplateCommand(g *globalOptions) *cobra.Command {
+	o := &templateOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "template",
+		Short: "Print every manifest of the installation, for GitOps",
+		Long: `template prints, without contacting a cluster, every object the installation
+creates: the namespaces with their pod security labels, then each
+component's CRDs and chart objects in dependency order. It takes the same
+value flags as install.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context()) },
+	}
+	o.values.bind(cmd.Flags())
+	cmd.Flags().StringVar(&o.kubeVersion, "kube-version", "v"+components.MaxTestedKubernetes+".0", "Kubernetes version to render for")
+	return cmd
+}
+
+// Run prints the manifests.
+func (o *templateOptions) Run(_ context.Context) error {
+	cfg, err := o.values.configuration()
+	if err != nil {
+		return err
+	}
+	releases, err := selectReleases(cfg)
+	if err != nil {
+		return err
+	}
+	return installer.Template(o.out, releases, cfg.Values, o.kubeVersion)
+}

@@ -1,0 +1,93 @@
+package images
+
+// key selects a row of the table.
+type key struct {
+	component string
+	version   string
+}
+
+// table maps each pinned component version to its images. A new version is a
+// new row; older rows stay as long as the installer upgrades from them.
+var table = map[key]func() Set{
+	{component: "cni-plugins", version: "v1.9.0"}: func() Set {
+		return Set{{
+			Name:      "hardened-cni-plugins",
+			ValuesKey: "plugins",
+			Ref:       "docker.io/rancher/hardened-cni-plugins:v1.9.0-build20260206",
+		}}
+	},
+	{component: "multus", version: "v4.3.0"}: func() Set {
+		return Set{{
+			Name:      "multus-cni",
+			ValuesKey: "multus",
+			Ref:       "ghcr.io/k8snetworkplumbingwg/multus-cni:v4.3.0-thick",
+		}}
+	},
+	{component: "kubevirt", version: "v1.9.0"}: func() Set {
+		return KubeVirt("quay.io/kubevirt", "v1.9.0")
+	},
+	{component: "cdi", version: "v1.66.0"}: func() Set {
+		return CDI("quay.io/kubevirt", "v1.66.0")
+	},
+}
+
+// KubeVirt returns the images of a KubeVirt release published under
+// repository with tag: the operator and everything it deploys, each with the
+// virt-operator environment variable that carries it.
+func KubeVirt(repository, tag string) Set {
+	rows := []struct {
+		name, key, env string
+	}{
+		{"virt-operator", "operator", "VIRT_OPERATOR_IMAGE"},
+		{"virt-api", "api", "VIRT_API_IMAGE"},
+		{"virt-controller", "controller", "VIRT_CONTROLLER_IMAGE"},
+		{"virt-handler", "handler", "VIRT_HANDLER_IMAGE"},
+		{"virt-launcher", "launcher", "VIRT_LAUNCHER_IMAGE"},
+		{"virt-exportproxy", "exportProxy", "VIRT_EXPORTPROXY_IMAGE"},
+		{"virt-exportserver", "exportServer", "VIRT_EXPORTSERVER_IMAGE"},
+		{"virt-synchronization-controller", "synchronizationController", "VIRT_SYNCHRONIZATIONCONTROLLER_IMAGE"},
+		{"libguestfs-tools", "libguestfsTools", "GS_IMAGE"},
+		{"pr-helper", "prHelper", "PR_HELPER_IMAGE"},
+		{"sidecar-shim", "sidecarShim", "SIDECAR_SHIM_IMAGE"},
+	}
+	set := make(Set, 0, len(rows))
+	for _, r := range rows {
+		set = append(set, Image{
+			Name:      r.name,
+			ValuesKey: r.key,
+			Ref:       repository + "/" + r.name + ":" + tag,
+			EnvVars:   []string{r.env},
+			RunTime:   r.name != "virt-operator",
+		})
+	}
+	return set
+}
+
+// CDI returns the images of a CDI release published under repository with
+// tag: the operator and everything it and the CDI controller deploy, each
+// with the cdi-operator environment variables that carry it.
+func CDI(repository, tag string) Set {
+	rows := []struct {
+		name, key string
+		env       []string
+	}{
+		{"cdi-operator", "operator", nil},
+		{"cdi-controller", "controller", []string{"CONTROLLER_IMAGE"}},
+		{"cdi-importer", "importer", []string{"IMPORTER_IMAGE", "OVIRT_POPULATOR_IMAGE"}},
+		{"cdi-cloner", "cloner", []string{"CLONER_IMAGE"}},
+		{"cdi-apiserver", "apiserver", []string{"APISERVER_IMAGE"}},
+		{"cdi-uploadproxy", "uploadProxy", []string{"UPLOAD_PROXY_IMAGE"}},
+		{"cdi-uploadserver", "uploadServer", []string{"UPLOAD_SERVER_IMAGE"}},
+	}
+	set := make(Set, 0, len(rows))
+	for _, r := range rows {
+		set = append(set, Image{
+			Name:      r.name,
+			ValuesKey: r.key,
+			Ref:       repository + "/" + r.name + ":" + tag,
+			EnvVars:   r.env,
+			RunTime:   r.name != "cdi-operator",
+		})
+	}
+	return set
+}

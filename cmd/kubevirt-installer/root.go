@@ -59,6 +59,7 @@ each component to be ready. Running it again changes nothing.`,
 		newPreflightCommand(g),
 		newTemplateCommand(g),
 		newImagesCommand(g),
+		newStorageClassCommand(g),
 	)
 	return cmd
 }

@@ -3,6 +3,8 @@
 // it creates the DataVolumes of its dataVolumeTemplates and drives them to
 // Succeeded, then creates the VirtualMachineInstance and drives it through
 // Scheduled to Running with an IP address, all through the API server, as
-// virt-controller, virt-handler and cdi-controller would. It never runs in
+// virt-controller, virt-handler and cdi-controller would. Given a client of
+// a user cluster (Options.UserClient) it also plays the guests' kubelets: a
+// Ready Node per running VMI, removed when the VM goes. It never runs in
 // production.
 package simulator

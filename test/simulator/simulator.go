@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -26,6 +27,11 @@ type Options struct {
 	ImportDelay time.Duration
 	// StartDelay is how long a VMI stays Scheduled before Running.
 	StartDelay time.Duration
+	// UserClient, when set, plays the kubelets of the guests: it registers
+	// a Ready Node in the user cluster for every running VMI (named like
+	// the VM, providerID kubevirt://<vm>, InternalIP the VMI's address) and
+	// removes it once the VM is gone or being deleted.
+	UserClient ctrlruntimeclient.Client
 }
 
 // Add registers the simulator with a manager of the infra cluster.
@@ -36,6 +42,8 @@ func Add(mgr ctrl.Manager, opts Options) error {
 		For(&kubevirtcorev1.VirtualMachine{}).
 		Owns(&kubevirtcorev1.VirtualMachineInstance{}).
 		Owns(&cdicorev1beta1.DataVolume{}).
+		// Tests run several simulators in one process.
+		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)}).
 		Complete(r)
 }
 
@@ -47,11 +55,14 @@ type reconciler struct {
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	vm := &kubevirtcorev1.VirtualMachine{}
 	if err := r.client.Get(ctx, req.NamespacedName, vm); err != nil {
-		return reconcile.Result{}, ctrlruntimeclient.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return reconcile.Result{}, r.removeNode(ctx, req.Name)
+		}
+		return reconcile.Result{}, err
 	}
 	if vm.DeletionTimestamp != nil {
 		// The owner-reference garbage collector removes VMI and DataVolumes.
-		return reconcile.Result{}, nil
+		return reconcile.Result{}, r.removeNode(ctx, vm.Name)
 	}
 	wait, err := r.reconcileDataVolumes(ctx, vm)
 	if err != nil || wait > 0 {
@@ -59,6 +70,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	wait, err = r.reconcileVMI(ctx, vm)
 	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.registerNode(ctx, vm); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: wait}, r.updateVMStatus(ctx, vm)

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// runFlags are the flags of the run sub-command.
+type runFlags struct {
+	kubeconfig              string
+	infraKubeconfig         string
+	infraNamespace          string
+	workerCount             int
+	drainTimeout            time.Duration
+	joinTimeout             time.Duration
+	qps                     float32
+	burst                   int
+	metricsAddress          string
+	healthAddress           string
+	leaderElect             bool
+	leaderElectionNamespace string
+	debug                   bool
+}
+
+func newRunCmd(errOut io.Writer) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags]",
+		Short: "Run the Machine and MachineSet controllers against a user cluster",
+		Long: `run reconciles the cluster.k8s.io/v1alpha1 Machines and MachineSets of the user cluster: it creates a
+KubeVirt VirtualMachine on the infra cluster for every Machine, links the Node that joins, and deletes both
+when the Machine goes. The infra kubeconfig comes from --infra-kubeconfig, else from the environment variable
+KUBEVIRT_KUBECONFIG (YAML or base64), else from each providerSpec; with one of the first two the infra
+namespace's VirtualMachines and VirtualMachineInstances are watched instead of polled.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := f.options(errOut)
+			if err != nil {
+				return err
+			}
+			return opts.Run(cmd.Context())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the user cluster (default: in-cluster or $KUBECONFIG)")
+	fl.StringVar(&f.infraKubeconfig, "infra-kubeconfig", "", "kubeconfig file of the infra cluster (default: $KUBEVIRT_KUBECONFIG)")
+	fl.StringVar(&f.infraNamespace, "infra-namespace", "", "default and watched infra namespace (default: the infra kubeconfig's)")
+	fl.IntVar(&f.workerCount, "worker-count", 10, "objects each controller reconciles at once")
+	fl.DurationVar(&f.drainTimeout, "drain-timeout", 10*time.Minute, "how long a deleted Machine's Node is drained before deletion goes on; negative disables drains")
+	fl.DurationVar(&f.joinTimeout, "join-cluster-timeout", 0, "delete (and so replace) a MachineSet's Machine whose Node has not joined this long after its creation; 0 disables")
+	fl.Float32Var(&f.qps, "qps", 50, "requests per second to the user cluster")
+	fl.IntVar(&f.burst, "burst", 100, "request burst to the user cluster")
+	fl.StringVar(&f.metricsAddress, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
+	fl.StringVar(&f.healthAddress, "health-probe-bind-address", ":8085", `/healthz and /readyz address ("0" disables)`)
+	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader among replicas")
+	fl.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", "kube-system", "namespace of the leader election lease")
+	fl.BoolVar(&f.debug, "debug", false, "log at debug level")
+	return cmd
+}
+
+// options turns the flags into controller.RunOptions.
+func (f *runFlags) options(errOut io.Writer) (controller.RunOptions, error) {
+	cfg, err := userConfig(f.kubeconfig)
+	if err != nil {
+		return controller.RunOptions{}, err
+	}
+	cfg.QPS, cfg.Burst = f.qps, f.burst
+	var infraKubeconfig []byte
+	if f.infraKubeconfig != "" {
+		if infraKubeconfig, err = os.ReadFile(f.infraKubeconfig); err != nil {
+			return controller.RunOptions{}, fmt.Errorf("failed to read the infra kubeconfig: %w", err)
+		}
+	}
+	level := zapcore.InfoLevel
+	if f.debug {
+		level = zapcore.DebugLevel
+	}
+	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(errOut), level))
+	return controller.RunOptions{
+		UserConfig:              cfg,
+		InfraKubeconfig:         infraKubeconfig,
+		InfraNamespace:          f.infraNamespace,
+		WorkerCount:             f.workerCount,
+		DrainTimeout:            f.drainTimeout,
+		JoinTimeout:             f.joinTimeout,
+		MetricsAddress:          f.metricsAddress,
+		HealthAddress:           f.healthAddress,
+		LeaderElection:          f.leaderElect,
+		LeaderElectionNamespace: f.leaderElectionNamespace,
+		Log:                     log,
+		Getenv:                  os.Getenv,
+	}, nil
+}
+
+// userConfig loads the user cluster's configuration.
+func userConfig(path string) (*rest.Config, error) {
+	if path == "" {
+		cfg, err := ctrl.GetConfig()
+		if err != nil {
+			return nil, fmt.Errorf("failed to find the user cluster configuration: %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to load kubeconfig %s: %w", path, err)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,191 @@
+package machine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// ControllerName names the controller, its events and its logger.
+const ControllerName = "machine-controller"
+
+// Finalizers the controller puts on every Machine before creating its
+// instance; Kubermatic's machine-controller uses the same names, so Machines
+// can move between the two.
+const (
+	// FinalizerDelete is removed once the provider cleaned up the instance.
+	FinalizerDelete = "machine-delete-finalizer"
+	// FinalizerNodeDelete is removed once the Machine's Node is deleted.
+	FinalizerNodeDelete = "machine-node-delete-finalizer"
+)
+
+// Fixed waits, used only where no watch event will come.
+const (
+	// pollNoWatch is how often a Machine is looked at while its instance
+	// has no address yet and no infra watch is configured.
+	pollNoWatch = 15 * time.Second
+	// pollWatched is the safety net while an instance has no address even
+	// though the infra cluster is watched: a spec may name an infra
+	// namespace or kubeconfig other than the watched one.
+	pollWatched = time.Minute
+	// pollCleanup is how often Cleanup is repeated until it reports done:
+	// DataVolumes and Secrets on the infra cluster are not watched.
+	pollCleanup = 2 * time.Second
+)
+
+// Options configure the Machine controller.
+type Options struct {
+	// Provider creates and deletes instances. Required.
+	Provider cloudprovider.Provider
+	// Log is passed to provider calls; zap.NewNop when nil.
+	Log *zap.SugaredLogger
+	// WorkerCount is the number of Machines reconciled at once; 1 when < 1.
+	WorkerCount int
+	// Infra, when set, is a cluster of the infra namespace whose
+	// VirtualMachine and VirtualMachineInstance changes enqueue the Machine
+	// of the same name. Without it the controller polls while it waits for
+	// an instance.
+	Infra cluster.Cluster
+	// DrainTimeout bounds the drain of a deleted Machine's Node, counted
+	// from the Machine's deletion; DefaultDrainTimeout when 0, no drain
+	// when negative.
+	DrainTimeout time.Duration
+	// JoinTimeout, when positive, is how long a Machine of a MachineSet may
+	// go without a Node (counted from its creation) before it is deleted
+	// and so replaced.
+	JoinTimeout time.Duration
+}
+
+// reconciler reconciles Machines.
+type reconciler struct {
+	client   ctrlruntimeclient.Client
+	provider cloudprovider.Provider
+	log      *zap.SugaredLogger
+	recorder events.EventRecorder
+	// pods lists pods by Node from the API server: the controller does not
+	// cache every pod of the cluster.
+	pods ctrlruntimeclient.Reader
+	// drainTimeout bounds drains; negative disables them.
+	drainTimeout time.Duration
+	// joinTimeout replaces Machines whose Node does not join; 0 disables.
+	joinTimeout time.Duration
+	// watched tells whether infra changes send events.
+	watched bool
+	// now is the clock.
+	now func() time.Time
+}
+
+// Add registers the Machine controller with mgr.
+func Add(mgr ctrl.Manager, opts Options) error {
+	if opts.Provider == nil {
+		return fmt.Errorf("machine controller needs a provider")
+	}
+	if opts.Log == nil {
+		opts.Log = zap.NewNop().Sugar()
+	}
+	r := &reconciler{
+		client:       mgr.GetClient(),
+		provider:     opts.Provider,
+		log:          opts.Log.Named(ControllerName),
+		recorder:     mgr.GetEventRecorder(ControllerName),
+		pods:         mgr.GetAPIReader(),
+		drainTimeout: opts.DrainTimeout,
+		joinTimeout:  opts.JoinTimeout,
+		watched:      opts.Infra != nil,
+		now:          time.Now,
+	}
+	if r.drainTimeout == 0 {
+		r.drainTimeout = DefaultDrainTimeout
+	}
+	if err := addIndexes(context.Background(), mgr); err != nil {
+		return err
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&clusterv1alpha1.Machine{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.WorkerCount, 1)})
+	b = watchNodes(b, mgr.GetClient())
+	if opts.Infra != nil {
+		b = watchInfra(b, opts.Infra, mgr.GetClient())
+	}
+	return b.Complete(r)
+}
+
+// scope is what one reconcile works on.
+type scope struct {
+	machine *clusterv1alpha1.Machine
+	log     *zap.SugaredLogger
+	data    *cloudprovider.ProviderData
+}
+
+// Reconcile implements reconcile.Reconciler. Finalizer changes are patched
+// at once; status changes are patched once, at the end.
+func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ reconcile.Result, reterr error) {
+	machine := &clusterv1alpha1.Machine{}
+	if err := r.client.Get(ctx, req.NamespacedName, machine); err != nil {
+		return reconcile.Result{}, ctrlruntimeclient.IgnoreNotFound(err)
+	}
+	s := &scope{
+		machine: machine,
+		log:     r.log.With("machine", req.String()),
+		data:    &cloudprovider.ProviderData{Client: r.client, Update: r.updater(ctx)},
+	}
+	before := machine.Status.DeepCopy()
+	defer func() {
+		if err := r.patchStatus(ctx, machine, before); err != nil {
+			reterr = joinErr(reterr, err)
+		}
+	}()
+	var (
+		res reconcile.Result
+		err error
+	)
+	if machine.DeletionTimestamp != nil {
+		res, err = r.reconcileDelete(ctx, s)
+	} else {
+		res, err = r.reconcileNormal(ctx, s)
+	}
+	return r.handleError(s, res, err)
+}
+
+// patchStatus writes the Machine's status if it differs from before.
+func (r *reconciler) patchStatus(ctx context.Context, machine *clusterv1alpha1.Machine, before *clusterv1alpha1.MachineStatus) error {
+	if apiequality.Semantic.DeepEqual(before, &machine.Status) {
+		return nil
+	}
+	base := machine.DeepCopy()
+	base.Status = *before
+	if err := r.client.Status().Patch(ctx, machine, ctrlruntimeclient.MergeFrom(base)); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("failed to patch the status of Machine %s/%s: %w", machine.Namespace, machine.Name, err)
+	}
+	return nil
+}
+
+// updater returns the cloudprovider.MachineUpdater of a reconcile: it
+// applies the modifiers and patches the Machine.
+func (r *reconciler) updater(ctx context.Context) cloudprovider.MachineUpdater {
+	return func(machine *clusterv1alpha1.Machine, modifiers ...func(*clusterv1alpha1.Machine)) error {
+		base := machine.DeepCopy()
+		for _, m := range modifiers {
+			m(machine)
+		}
+		if err := r.client.Patch(ctx, machine, ctrlruntimeclient.MergeFromWithOptions(base, ctrlruntimeclient.MergeFromWithOptimisticLock{})); err != nil {
+			return fmt.Errorf("failed to patch Machine %s/%s: %w", machine.Namespace, machine.Name, err)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,150 @@
+package machine
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Node labels and annotations the controller sets.
+const (
+	// LabelOwnedBy on a Node holds the UID of its Machine.
+	LabelOwnedBy = "machine-controller/owned-by"
+	// AnnotationMachine on a Node holds <namespace>/<name> of its Machine.
+	AnnotationMachine = "cluster.k8s.io/machine"
+)
+
+// IndexNodeProviderID indexes Nodes by spec.providerID, lower-cased.
+const IndexNodeProviderID = "spec.providerID"
+
+// nodeProviderID is the IndexNodeProviderID extractor.
+func nodeProviderID(obj ctrlruntimeclient.Object) []string {
+	node, ok := obj.(*corev1.Node)
+	if !ok || node.Spec.ProviderID == "" {
+		return nil
+	}
+	return []string{strings.ToLower(node.Spec.ProviderID)}
+}
+
+// findNode returns the Node of an instance: the one whose providerID
+// matches, else the first (by name) having one of the addresses; nil when
+// none has joined yet. Nodes labelled as owned by another Machine than
+// owner are never returned.
+func findNode(ctx context.Context, c ctrlruntimeclient.Reader, owner types.UID, providerID string, addresses []corev1.NodeAddress) (*corev1.Node, error) {
+	mine := func(n *corev1.Node) bool {
+		uid, ok := n.Labels[LabelOwnedBy]
+		return !ok || uid == string(owner)
+	}
+	if providerID != "" {
+		nodes := &corev1.NodeList{}
+		if err := c.List(ctx, nodes, ctrlruntimeclient.MatchingFields{IndexNodeProviderID: strings.ToLower(providerID)}); err != nil {
+			return nil, fmt.Errorf("failed to list Nodes by providerID: %w", err)
+		}
+		for i := range nodes.Items {
+			if mine(&nodes.Items[i]) {
+				return &nodes.Items[i], nil
+			}
+		}
+	}
+	if len(addresses) == 0 {
+		return nil, nil
+	}
+	nodes := &corev1.NodeList{}
+	if err := c.List(ctx, nodes); err != nil {
+		return nil, fmt.Errorf("failed to list Nodes: %w", err)
+	}
+	slices.SortFunc(nodes.Items, func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
+	for i := range nodes.Items {
+		if mine(&nodes.Items[i]) && sharesAddress(nodes.Items[i].Status.Addresses, addresses) {
+			return &nodes.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// sharesAddress reports whether the two lists have an address in common.
+func sharesAddress(a, b []corev1.NodeAddress) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x.Address == y.Address {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// syncNode applies to node what the Machine wants on it: the owner label,
+// the Machine annotation, spec.metadata labels and annotations, and the
+// spec taints (added, never removed). It reports whether node changed.
+func syncNode(node *corev1.Node, machine *clusterv1alpha1.Machine) bool {
+	labels := maps.Clone(machine.Spec.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[LabelOwnedBy] = string(machine.UID)
+	annotations := maps.Clone(machine.Spec.Annotations)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AnnotationMachine] = machine.Namespace + "/" + machine.Name
+	changed := mergeInto(&node.Labels, labels)
+	changed = mergeInto(&node.Annotations, annotations) || changed
+	for _, taint := range machine.Spec.Taints {
+		if !slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) && t.Value == taint.Value }) {
+			node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) })
+			node.Spec.Taints = append(node.Spec.Taints, taint)
+			changed = true
+		}
+	}
+	return changed
+}
+
+// mergeInto sets every entry of want in *dst and reports a change.
+func mergeInto(dst *map[string]string, want map[string]string) bool {
+	changed := false
+	for k, v := range want {
+		if got, ok := (*dst)[k]; ok && got == v {
+			continue
+		}
+		if *dst == nil {
+			*dst = map[string]string{}
+		}
+		(*dst)[k] = v
+		changed = true
+	}
+	return changed
+}
+
+// patchNode patches node with mutate's changes, if any.
+func patchNode(ctx context.Context, c ctrlruntimeclient.Client, node *corev1.Node, mutate func(*corev1.Node) bool) error {
+	base := node.DeepCopy()
+	if !mutate(node) {
+		return nil
+	}
+	if err := c.Patch(ctx, node, ctrlruntimeclient.MergeFrom(base)); err != nil {
+		return fmt.Errorf("failed to patch Node %s: %w", node.Name, err)
+	}
+	return nil
+}
+
+// getNode returns the named Node, or nil when it does not exist.
+func getNode(ctx context.Context, c ctrlruntimeclient.Reader, name string) (*corev1.Node, error) {
+	node := &corev1.Node{}
+	if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Name: name}, node); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("failed to get Node %s: %w", name, err)
+	}
+	return node, nil
+}

@@ -1,0 +1,151 @@
+package machine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
+
+	"k8c.io/machine-controller/sdk/apis/cluster/common"
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// reconcileNormal makes sure the Machine has an instance and a linked Node.
+func (r *reconciler) reconcileNormal(ctx context.Context, s *scope) (reconcile.Result, error) {
+	inst, err := r.ensureInstance(ctx, s)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	clearError(s.machine)
+	s.machine.Status.Addresses = sortedAddresses(inst.Addresses())
+	if len(s.machine.Status.Addresses) == 0 && s.machine.Status.NodeRef == nil {
+		// A VMI change brings the address when the infra cluster is watched.
+		return r.poll(), nil
+	}
+	return r.linkNode(ctx, s, inst)
+}
+
+// poll returns the wait for an instance change that sends no event.
+func (r *reconciler) poll() reconcile.Result {
+	if r.watched {
+		return reconcile.Result{RequeueAfter: pollWatched}
+	}
+	return reconcile.Result{RequeueAfter: pollNoWatch}
+}
+
+// ensureFinalizers adds both finalizers, before any instance is created.
+func (r *reconciler) ensureFinalizers(ctx context.Context, machine *clusterv1alpha1.Machine) error {
+	if controllerutil.ContainsFinalizer(machine, FinalizerDelete) && controllerutil.ContainsFinalizer(machine, FinalizerNodeDelete) {
+		return nil
+	}
+	return r.updater(ctx)(machine, func(m *clusterv1alpha1.Machine) {
+		controllerutil.AddFinalizer(m, FinalizerDelete)
+		controllerutil.AddFinalizer(m, FinalizerNodeDelete)
+	})
+}
+
+// ensureInstance gets the Machine's instance, creating it when missing.
+// The finalizers are added once the spec proved valid (Get did not fail)
+// and before anything is created, so a Machine whose spec never worked
+// deletes without provider calls.
+func (r *reconciler) ensureInstance(ctx context.Context, s *scope) (cloudprovider.Instance, error) {
+	inst, err := r.provider.Get(ctx, s.log, s.machine, s.data)
+	if err != nil && !errors.Is(err, cloudprovider.ErrInstanceNotFound) {
+		return nil, fmt.Errorf("failed to get the instance: %w", err)
+	}
+	if ferr := r.ensureFinalizers(ctx, s.machine); ferr != nil {
+		return nil, ferr
+	}
+	if err == nil {
+		return inst, nil
+	}
+	ud, err := userData(ctx, r.client, s.machine)
+	if err != nil {
+		return nil, err
+	}
+	inst, err = r.provider.Create(ctx, s.log, s.machine, s.data, ud)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the instance: %w", withReason(err, common.CreateMachineError))
+	}
+	r.recorder.Eventf(s.machine, nil, corev1.EventTypeNormal, "Created", "Create", "Created instance %s", inst.Name())
+	return inst, nil
+}
+
+// linkNode finds the Node of the instance, sets status.nodeRef and keeps
+// the Machine's labels, annotations and taints on the Node. A Node that is
+// gone clears nodeRef.
+func (r *reconciler) linkNode(ctx context.Context, s *scope, inst cloudprovider.Instance) (reconcile.Result, error) {
+	var (
+		node *corev1.Node
+		err  error
+	)
+	if ref := s.machine.Status.NodeRef; ref != nil {
+		if node, err = getNode(ctx, r.client, ref.Name); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if node == nil {
+		s.machine.Status.NodeRef = nil
+		if node, err = findNode(ctx, r.client, s.machine.UID, inst.ProviderID(), s.machine.Status.Addresses); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if node == nil {
+		return r.waitForJoin(ctx, s)
+	}
+	if err := patchNode(ctx, r.client, node, func(n *corev1.Node) bool { return syncNode(n, s.machine) }); err != nil {
+		return reconcile.Result{}, err
+	}
+	s.machine.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", APIVersion: "v1", Name: node.Name, UID: node.UID}
+	if v := node.Status.NodeInfo.KubeletVersion; v != "" {
+		s.machine.Status.Versions = &clusterv1alpha1.MachineVersionInfo{Kubelet: v}
+	}
+	return reconcile.Result{}, nil
+}
+
+// sortedAddresses turns the instance addresses into a sorted list.
+func sortedAddresses(in map[string]corev1.NodeAddressType) []corev1.NodeAddress {
+	out := make([]corev1.NodeAddress, 0, len(in))
+	for addr, typ := range in {
+		out = append(out, corev1.NodeAddress{Address: addr, Type: typ})
+	}
+	slices.SortFunc(out, func(a, b corev1.NodeAddress) int {
+		if c := strings.Compare(string(a.Type), string(b.Type)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Address, b.Address)
+	})
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// waitForJoin handles a Machine whose Node has not joined (or is gone).
+// The Node watch enqueues the Machine once its Node registers; with a join
+// timeout, a Machine of a MachineSet still without Node after the timeout
+// since its creation is deleted, so the MachineSet replaces it.
+func (r *reconciler) waitForJoin(ctx context.Context, s *scope) (reconcile.Result, error) {
+	ref := metav1.GetControllerOf(s.machine)
+	if r.joinTimeout <= 0 || ref == nil || ref.Kind != "MachineSet" {
+		return reconcile.Result{}, nil
+	}
+	if left := s.machine.CreationTimestamp.Add(r.joinTimeout).Sub(r.now()); left > 0 {
+		return reconcile.Result{RequeueAfter: left}, nil
+	}
+	r.recorder.Eventf(s.machine, nil, corev1.EventTypeWarning, "JoinTimeout", "Delete",
+		"No Node joined within %s; deleting the Machine so that MachineSet %s replaces it", r.joinTimeout, ref.Name)
+	if err := r.client.Delete(ctx, s.machine); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+		return reconcile.Result{}, fmt.Errorf("failed to delete the Machine after its join timeout: %w", err)
+	}
+	return reconcile.Result{}, nil
+}

@@ -1,0 +1,180 @@
+package controller
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-logr/zapr"
+	"go.uber.org/zap"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// envKubeconfig is the environment variable the KubeVirt provider reads
+// the default infra kubeconfig from.
+const envKubeconfig = "KUBEVIRT_KUBECONFIG"
+
+// leaderElectionID names the leader election lease.
+const leaderElectionID = "machine-controller-kubevirt"
+
+// RunOptions configure a machine-controller process.
+type RunOptions struct {
+	// UserConfig reaches the user cluster, where Machines live. Required.
+	UserConfig *rest.Config
+	// InfraKubeconfig is the default infra kubeconfig (raw or base64). When
+	// empty, Getenv(KUBEVIRT_KUBECONFIG) is used. With neither, every spec
+	// must name its own kubeconfig and the infra cluster is not watched.
+	InfraKubeconfig []byte
+	// InfraNamespace is the default infra namespace and the watched one;
+	// "" means the infra kubeconfig's context namespace.
+	InfraNamespace string
+	// WorkerCount is the number of objects each controller reconciles at once.
+	WorkerCount int
+	// DrainTimeout bounds the drain of a deleted Machine's Node; 0 takes
+	// machine.DefaultDrainTimeout, negative disables drains.
+	DrainTimeout time.Duration
+	// JoinTimeout replaces Machines of a MachineSet whose Node does not
+	// join in time; 0 disables.
+	JoinTimeout time.Duration
+	// MetricsAddress and HealthAddress are bind addresses; "0" disables.
+	MetricsAddress, HealthAddress string
+	// LeaderElection enables leader election in LeaderElectionNamespace.
+	LeaderElection          bool
+	LeaderElectionNamespace string
+	// Log is the process logger; zap.NewNop when nil.
+	Log *zap.Logger
+	// Getenv reads the environment; required (os.Getenv in production).
+	Getenv func(string) string
+}
+
+// Run starts the controllers and blocks until ctx ends.
+func (o RunOptions) Run(ctx context.Context) error {
+	if o.UserConfig == nil || o.Getenv == nil {
+		return errors.New("run needs a user cluster configuration and an environment")
+	}
+	log := o.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	ctrl.SetLogger(zapr.NewLogger(log))
+	infraKubeconfig, err := decodeKubeconfig(cmp.Or(string(o.InfraKubeconfig), o.Getenv(envKubeconfig)))
+	if err != nil {
+		return err
+	}
+	mgr, err := o.newManager()
+	if err != nil {
+		return err
+	}
+	clients, err := infra.NewClients(infra.Options{UserAgent: "machine-controller"})
+	if err != nil {
+		return err
+	}
+	defer clients.Stop()
+	opts := Options{Log: log.Sugar(), WorkerCount: o.WorkerCount, InfraNamespace: o.InfraNamespace, DrainTimeout: o.DrainTimeout, JoinTimeout: o.JoinTimeout}
+	if len(infraKubeconfig) > 0 {
+		cfg, ns, err := infraConfig(infraKubeconfig)
+		if err != nil {
+			return err
+		}
+		opts.InfraConfig, opts.InfraNamespace = cfg, cmp.Or(o.InfraNamespace, ns)
+	}
+	encoded := base64.StdEncoding.EncodeToString(infraKubeconfig)
+	opts.Provider = kubevirt.New(kubevirt.Options{
+		Clients:   clients,
+		Namespace: o.InfraNamespace,
+		Client:    mgr.GetClient(),
+		Getenv: func(key string) string {
+			if key == envKubeconfig && len(infraKubeconfig) > 0 {
+				return encoded
+			}
+			return o.Getenv(key)
+		},
+	})
+	if err := Add(mgr, opts); err != nil {
+		return err
+	}
+	log.Info("Starting machine-controller", zap.Int("workers", o.WorkerCount), zap.Bool("infraWatch", opts.InfraConfig != nil))
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("failed to run the manager: %w", err)
+	}
+	return nil
+}
+
+// newManager returns the manager of the user cluster.
+func (o RunOptions) newManager() (ctrl.Manager, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("failed to build the scheme: %w", err)
+	}
+	if err := clusterv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("failed to build the scheme: %w", err)
+	}
+	mgr, err := ctrl.NewManager(o.UserConfig, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: cmp.Or(o.MetricsAddress, "0")},
+		HealthProbeBindAddress:  cmp.Or(o.HealthAddress, "0"),
+		LeaderElection:          o.LeaderElection,
+		LeaderElectionID:        leaderElectionID,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("failed to add the health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("failed to add the readiness check: %w", err)
+	}
+	return mgr, nil
+}
+
+// decodeKubeconfig accepts a kubeconfig as YAML/JSON or base64 of it.
+func decodeKubeconfig(value string) ([]byte, error) {
+	value = strings.TrimSpace(value)
+	if value == "" {
+		return nil, nil
+	}
+	if strings.Contains(value, "apiVersion") || strings.HasPrefix(value, "{") {
+		return []byte(value), nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(value)
+	if err != nil {
+		return nil, fmt.Errorf("infra kubeconfig is neither YAML nor base64: %w", err)
+	}
+	return raw, nil
+}
+
+// infraConfig returns the REST configuration and context namespace of the
+// infra kubeconfig.
+func infraConfig(kubeconfig []byte) (*rest.Config, string, error) {
+	cc, err := clientcmd.NewClientConfigFromBytes(kubeconfig)
+	if err != nil {
+		return nil, "", fmt.Errorf("failed to parse the infra kubeconfig: %w", err)
+	}
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("failed to read the infra kubeconfig: %w", err)
+	}
+	ns, _, err := cc.Namespace()
+	if err != nil {
+		return nil, "", fmt.Errorf("failed to read the infra kubeconfig's namespace: %w", err)
+	}
+	return cfg, ns, nil
+}

@@ -1,0 +1,86 @@
+package controller
+
+import (
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machine"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machineset"
+
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+)
+
+// Options configure the controllers.
+type Options struct {
+	// Provider creates and deletes the instances of Machines. Required.
+	Provider cloudprovider.Provider
+	// Log is passed to provider calls; zap.NewNop when nil.
+	Log *zap.SugaredLogger
+	// WorkerCount is the number of objects each controller reconciles at
+	// once.
+	WorkerCount int
+	// InfraConfig, when set, connects to the infra cluster whose
+	// VirtualMachines and VirtualMachineInstances in InfraNamespace are
+	// watched, so their changes reach the Machines without polling.
+	InfraConfig *rest.Config
+	// InfraNamespace is the watched infra namespace; "" watches all.
+	InfraNamespace string
+	// DrainTimeout bounds the drain of a deleted Machine's Node (see
+	// machine.Options).
+	DrainTimeout time.Duration
+	// JoinTimeout replaces Machines whose Node does not join (see
+	// machine.Options); 0 disables.
+	JoinTimeout time.Duration
+}
+
+// Add registers the Machine and MachineSet controllers, and the infra
+// cluster watch when configured, with mgr.
+func Add(mgr ctrl.Manager, opts Options) error {
+	mopts := machine.Options{Provider: opts.Provider, Log: opts.Log, WorkerCount: opts.WorkerCount, DrainTimeout: opts.DrainTimeout,
+		JoinTimeout: opts.JoinTimeout,
+	}
+	if opts.InfraConfig != nil {
+		infraCluster, err := NewInfraCluster(opts.InfraConfig, opts.InfraNamespace)
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(infraCluster); err != nil {
+			return fmt.Errorf("failed to add the infra cluster to the manager: %w", err)
+		}
+		mopts.Infra = infraCluster
+	}
+	if err := machine.Add(mgr, mopts); err != nil {
+		return fmt.Errorf("failed to add the Machine controller: %w", err)
+	}
+	if err := machineset.Add(mgr, machineset.Options{WorkerCount: opts.WorkerCount}); err != nil {
+		return fmt.Errorf("failed to add the MachineSet controller: %w", err)
+	}
+	return nil
+}
+
+// NewInfraCluster returns a cluster whose cache holds the KubeVirt and CDI
+// kinds of one infra namespace ("" for all namespaces). Add it to the
+// manager to start it.
+func NewInfraCluster(cfg *rest.Config, namespace string) (cluster.Cluster, error) {
+	scheme, err := infra.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	c, err := cluster.New(cfg, func(o *cluster.Options) {
+		o.Scheme = scheme
+		if namespace != "" {
+			o.Cache.DefaultNamespaces = map[string]cache.Config{namespace: {}}
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the infra cluster client: %w", err)
+	}
+	return c, nil
+}

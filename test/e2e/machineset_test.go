@@ -1,0 +1,287 @@
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	kubevirtcorev1 "kubevirt.io/api/core/v1"
+	cdicorev1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machine"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const timeout = 30 * time.Second
+
+// providerSpec is a valid KubeVirt providerSpec; the infra kubeconfig
+// comes from the controller's KUBEVIRT_KUBECONFIG.
+const providerSpec = `{
+  "cloudProvider": "kubevirt",
+  "sshPublicKeys": ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHkWcXl1Yc1uX1l2b6Hc9rQv7Q2m7K0b3E9fQm2Qz8Yx e2e@example"],
+  "operatingSystem": "ubuntu",
+  "operatingSystemSpec": {"distUpgradeOnBoot": false},
+  "cloudProviderSpec": {
+    "clusterName": "e2e",
+    "virtualMachine": {"template": {
+      "cpus": "1", "memory": "2048M",
+      "primaryDisk": {"osImage": "http://127.0.0.1:8080/ubuntu.img", "size": "10Gi", "storageClassName": "standard"}
+    }}
+  }
+}`
+
+func TestMachineController(t *testing.T) {
+	s := startSuite(t)
+	t.Run("MachineSet lifecycle", s.testMachineSetLifecycle)
+	t.Run("invalid spec", s.testInvalidSpec)
+}
+
+func machineSpec(raw string) clusterv1alpha1.MachineSpec {
+	spec := clusterv1alpha1.MachineSpec{
+		ProviderSpec: clusterv1alpha1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(raw)}},
+		Versions:     clusterv1alpha1.MachineVersionInfo{Kubelet: "1.33.4"},
+		Taints:       []corev1.Taint{{Key: "e2e", Value: "yes", Effect: corev1.TaintEffectPreferNoSchedule}},
+	}
+	spec.Labels = map[string]string{"e2e/pool": "workers"}
+	spec.Annotations = map[string]string{"e2e/note": "from the Machine"}
+	return spec
+}
+
+func (s *suite) testMachineSetLifecycle(t *testing.T) {
+	ctx := t.Context()
+	c := s.user.Client
+	labels := map[string]string{"name": "workers"}
+	ms := &clusterv1alpha1.MachineSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "workers", Namespace: machineNamespace},
+		Spec: clusterv1alpha1.MachineSetSpec{
+			Replicas:     ptr.To[int32](3),
+			DeletePolicy: string(clusterv1alpha1.NewestMachineSetDeletePolicy),
+			Selector:     metav1.LabelSelector{MatchLabels: labels},
+			Template: clusterv1alpha1.MachineTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       machineSpec(providerSpec),
+			},
+		},
+	}
+	if err := c.Create(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	first := s.waitForReplicas(t, ms, 3)
+	s.checkNodes(t, first)
+
+	// creationTimestamp has a resolution of one second: the Machines of the
+	// scale-up must be visibly newer for deletePolicy Newest to tell.
+	time.Sleep(time.Until(newest(first).Add(time.Second)))
+	s.scale(t, ms, 5)
+	s.waitForReplicas(t, ms, 5)
+
+	s.scale(t, ms, 1)
+	last := s.waitForReplicas(t, ms, 1)
+	// Newest deletes the two Machines of the scale-up and two of the first three.
+	if !slices.Contains(names(first), last[0].Name) {
+		t.Errorf("deletePolicy Newest kept %s, want one of the first Machines %v", last[0].Name, names(first))
+	}
+
+	// A workload on the last Node is evicted before its VM goes.
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "workload", Namespace: metav1.NamespaceDefault},
+		Spec: corev1.PodSpec{
+			NodeName:                      last[0].Status.NodeRef.Name,
+			TerminationGracePeriodSeconds: ptr.To[int64](0),
+			Containers:                    []corev1.Container{{Name: "app", Image: "registry.example/app:1"}},
+		},
+	}
+	if err := c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, timeout, "everything deleted", func() (bool, string) {
+		left := s.leftovers(t)
+		return left == "", left
+	})
+}
+
+// scale sets the MachineSet's replicas.
+func (s *suite) scale(t *testing.T, ms *clusterv1alpha1.MachineSet, replicas int32) {
+	t.Helper()
+	base := ms.DeepCopy()
+	ms.Spec.Replicas = ptr.To(replicas)
+	if err := s.user.Client.Patch(t.Context(), ms, ctrlruntimeclient.MergeFrom(base)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitForReplicas waits until the MachineSet has exactly n Machines, each
+// with a nodeRef, n VMs and n Nodes exist, and the status counts n ready
+// and available replicas. It returns the Machines.
+func (s *suite) waitForReplicas(t *testing.T, ms *clusterv1alpha1.MachineSet, n int) []clusterv1alpha1.Machine {
+	t.Helper()
+	ctx := t.Context()
+	var machines clusterv1alpha1.MachineList
+	waitFor(t, timeout, fmt.Sprintf("%d replicas", n), func() (bool, string) {
+		machines = clusterv1alpha1.MachineList{}
+		vms := &kubevirtcorev1.VirtualMachineList{}
+		nodes := &corev1.NodeList{}
+		got := &clusterv1alpha1.MachineSet{}
+		if err := s.user.Client.List(ctx, &machines, ctrlruntimeclient.InNamespace(machineNamespace)); err != nil {
+			return false, err.Error()
+		}
+		if err := s.infra.Client.List(ctx, vms, ctrlruntimeclient.InNamespace(infraNamespace)); err != nil {
+			return false, err.Error()
+		}
+		if err := s.user.Client.List(ctx, nodes); err != nil {
+			return false, err.Error()
+		}
+		if err := s.user.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(ms), got); err != nil {
+			return false, err.Error()
+		}
+		linked := 0
+		for _, m := range machines.Items {
+			if m.Status.NodeRef != nil && m.DeletionTimestamp == nil {
+				linked++
+			}
+		}
+		st := got.Status
+		state := fmt.Sprintf("machines=%d linked=%d vms=%d nodes=%d status=%d/%d/%d", len(machines.Items), linked,
+			len(vms.Items), len(nodes.Items), st.Replicas, st.ReadyReplicas, st.AvailableReplicas)
+		ok := len(machines.Items) == n && linked == n && len(vms.Items) == n && len(nodes.Items) == n &&
+			st.Replicas == int32(n) && st.ReadyReplicas == int32(n) && st.AvailableReplicas == int32(n)
+		return ok, state
+	})
+	return machines.Items
+}
+
+// checkNodes checks that every Machine's Node carries what the Machine
+// wants on it and that the Machine reports the VM's address.
+func (s *suite) checkNodes(t *testing.T, machines []clusterv1alpha1.Machine) {
+	t.Helper()
+	for _, m := range machines {
+		node := &corev1.Node{}
+		if err := s.user.Client.Get(t.Context(), ctrlruntimeclient.ObjectKey{Name: m.Status.NodeRef.Name}, node); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff("kubevirt://"+m.Name, node.Spec.ProviderID); diff != "" {
+			t.Errorf("Node of %s: providerID (-want +got):\n%s", m.Name, diff)
+		}
+		got := map[string]string{
+			"owner": node.Labels[machine.LabelOwnedBy], "pool": node.Labels["e2e/pool"],
+			"note": node.Annotations["e2e/note"], "machine": node.Annotations[machine.AnnotationMachine],
+		}
+		want := map[string]string{
+			"owner": string(m.UID), "pool": "workers", "note": "from the Machine", "machine": m.Namespace + "/" + m.Name,
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Node of %s (-want +got):\n%s", m.Name, diff)
+		}
+		if !slices.ContainsFunc(node.Spec.Taints, func(tt corev1.Taint) bool { return tt.Key == "e2e" && tt.Value == "yes" }) {
+			t.Errorf("Node of %s lacks the Machine's taint: %v", m.Name, node.Spec.Taints)
+		}
+		if diff := cmp.Diff(node.Status.Addresses[:1], m.Status.Addresses); diff != "" {
+			t.Errorf("Machine %s addresses (-Node +Machine):\n%s", m.Name, diff)
+		}
+		if !slices.Equal(m.Finalizers, []string{machine.FinalizerDelete, machine.FinalizerNodeDelete}) {
+			t.Errorf("Machine %s finalizers = %v", m.Name, m.Finalizers)
+		}
+	}
+}
+
+// leftovers describes what is left of the Machines on both clusters.
+func (s *suite) leftovers(t *testing.T) string {
+	t.Helper()
+	var parts []string
+	count := func(c ctrlruntimeclient.Client, name string, list ctrlruntimeclient.ObjectList, opts ...ctrlruntimeclient.ListOption) {
+		if err := c.List(t.Context(), list, opts...); err != nil {
+			parts = append(parts, fmt.Sprintf("%s: %v", name, err))
+			return
+		}
+		if n := meta.LenList(list); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, name))
+		}
+	}
+	inInfra := ctrlruntimeclient.InNamespace(infraNamespace)
+	count(s.user.Client, "Machines", &clusterv1alpha1.MachineList{})
+	count(s.user.Client, "Nodes", &corev1.NodeList{})
+	count(s.user.Client, "Pods", &corev1.PodList{}, ctrlruntimeclient.InNamespace(metav1.NamespaceDefault))
+	count(s.infra.Client, "VirtualMachines", &kubevirtcorev1.VirtualMachineList{}, inInfra)
+	count(s.infra.Client, "VirtualMachineInstances", &kubevirtcorev1.VirtualMachineInstanceList{}, inInfra)
+	count(s.infra.Client, "DataVolumes", &cdicorev1beta1.DataVolumeList{}, inInfra)
+	count(s.infra.Client, "Secrets", &corev1.SecretList{}, inInfra)
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+func (s *suite) testInvalidSpec(t *testing.T) {
+	ctx := t.Context()
+	c := s.user.Client
+	invalid := `{"cloudProvider": "kubevirt", "operatingSystem": "ubuntu", "cloudProviderSpec": {"virtualMachine": {"template": {
+      "cpus": "1", "memory": "lots", "primaryDisk": {"osImage": "http://127.0.0.1:8080/ubuntu.img", "size": "10Gi"}}}}}`
+	m := &clusterv1alpha1.Machine{
+		ObjectMeta: metav1.ObjectMeta{Name: "invalid", Namespace: machineNamespace},
+		Spec:       machineSpec(invalid),
+	}
+	if err := c.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, timeout, "errorMessage and a Warning event", func() (bool, string) {
+		got := &clusterv1alpha1.Machine{}
+		if err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(m), got); err != nil {
+			return false, err.Error()
+		}
+		events := &eventsv1.EventList{}
+		if err := c.List(ctx, events, ctrlruntimeclient.InNamespace(machineNamespace)); err != nil {
+			return false, err.Error()
+		}
+		warned := slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {
+			return e.Regarding.Name == m.Name && e.Type == corev1.EventTypeWarning && e.Reason == "InvalidConfiguration"
+		})
+		msg := ptr.Deref(got.Status.ErrorMessage, "")
+		return msg != "" && ptr.Deref(got.Status.ErrorReason, "") == "InvalidConfiguration" && warned,
+			fmt.Sprintf("reason=%q message=%q warned=%v", ptr.Deref(got.Status.ErrorReason, ""), msg, warned)
+	})
+	if left := s.leftovers(t); left != "1 Machines" {
+		t.Errorf("after an invalid spec: %s, want only the Machine", left)
+	}
+	if err := c.Delete(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, timeout, "the invalid Machine deleted", func() (bool, string) {
+		err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(m), &clusterv1alpha1.Machine{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+}
+
+// names returns the names of Machines.
+func names(machines []clusterv1alpha1.Machine) []string {
+	out := make([]string, 0, len(machines))
+	for _, m := range machines {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+// newest returns the latest creation time of the Machines.
+func newest(machines []clusterv1alpha1.Machine) time.Time {
+	var latest time.Time
+	for _, m := range machines {
+		if m.CreationTimestamp.After(latest) {
+			latest = m.CreationTimestamp.Time
+		}
+	}
+	return latest
+}

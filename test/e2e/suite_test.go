@@ -1,0 +1,115 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	cdicorev1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/simulator"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// infraNamespace is the tenant namespace on the infra cluster.
+const infraNamespace = "tenant"
+
+// machineNamespace is where Machines live in the user cluster.
+const machineNamespace = metav1.NamespaceSystem
+
+// suite is the two clusters with everything running on them.
+type suite struct {
+	user  *envtest.Env
+	infra *envtest.Env
+}
+
+// startSuite starts both control planes, prepares the infra cluster,
+// and runs the simulator and the controllers until the test ends.
+func startSuite(t *testing.T) *suite {
+	t.Helper()
+	s := &suite{}
+	s.infra = envtest.Start(t, envtest.WithControllerManager(), envtest.WithKubeconfigNamespace(infraNamespace))
+	s.user = envtest.Start(t, envtest.WithControllerManager())
+	if err := prepareInfra(t.Context(), s.infra.Client); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	infraMgr, err := ctrl.NewManager(s.infra.Config, ctrl.Options{Scheme: s.infra.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	simOpts := simulator.Options{ImportDelay: 200 * time.Millisecond, StartDelay: 200 * time.Millisecond, UserClient: s.user.Client}
+	if err := simulator.Add(infraMgr, simOpts); err != nil {
+		t.Fatal(err)
+	}
+	run := controller.RunOptions{
+		UserConfig:      s.user.Config,
+		InfraKubeconfig: s.infra.KubeconfigBytes,
+		WorkerCount:     4,
+		Getenv:          func(string) string { return "" },
+	}
+	done := make(chan struct{}, 2)
+	go func() {
+		defer func() { done <- struct{}{} }()
+		if err := infraMgr.Start(ctx); err != nil {
+			t.Errorf("simulator stopped: %v", err)
+		}
+	}()
+	go func() {
+		defer func() { done <- struct{}{} }()
+		if err := run.Run(ctx); err != nil {
+			t.Errorf("machine-controller stopped: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		<-done
+	})
+	return s
+}
+
+// prepareInfra creates what an infra admin provides: the tenant namespace
+// and a default StorageClass with its CDI StorageProfile.
+func prepareInfra(ctx context.Context, c ctrlruntimeclient.Client) error {
+	objs := []ctrlruntimeclient.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: infraNamespace}},
+		&storagev1.StorageClass{
+			ObjectMeta:  metav1.ObjectMeta{Name: "standard", Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}},
+			Provisioner: "rancher.io/local-path",
+		},
+		&cdicorev1beta1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "standard"}},
+	}
+	for _, obj := range objs {
+		if err := c.Create(ctx, obj); err != nil {
+			return fmt.Errorf("failed to create %T %s: %w", obj, obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// waitFor polls cond until it holds, failing the test after timeout with
+// the last state cond described.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, state)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
+)
+
+// flags are the parsed command line.
+type flags struct {
+	kubeconfig              string
+	metricsAddr             string
+	probeAddr               string
+	leaderElect             bool
+	leaderElectionNamespace string
+	qps                     float32
+	burst                   int
+	development             bool
+	options                 infracontroller.Options
+}
+
+// parseFlags parses args; usage and errors go to out.
+func parseFlags(args []string, out io.Writer) (*flags, error) {
+	f := &flags{options: infracontroller.DefaultOptions()}
+	o := &f.options
+	fs := flag.NewFlagSet("infra-controller", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "Kubeconfig file of the infra cluster; KUBECONFIG or the in-cluster config when empty.")
+	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 turns it off.")
+	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "Address serving /healthz and /readyz.")
+	fs.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles.")
+	fs.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; the pod's namespace when empty.")
+	var qps float64
+	fs.Float64Var(&qps, "kube-api-qps", 50, "Client-side request rate limit against the infra API server.")
+	fs.IntVar(&f.burst, "kube-api-burst", 100, "Client-side request burst against the infra API server.")
+	fs.BoolVar(&f.development, "log-development", false, "Human-readable debug logs instead of JSON.")
+	fs.StringVar(&o.NamespacePrefix, "namespace-prefix", o.NamespacePrefix, "Name prefix of tenant namespaces.")
+	fs.StringVar(&o.Flavors.SourceNamespace, "preset-source-namespace", o.Flavors.SourceNamespace, "Namespace whose VirtualMachineInstancePresets are copied into tenant namespaces.")
+	fs.BoolVar(&o.Flavors.Presets, "presets", o.Flavors.Presets, "Copy presets and offer kubermatic-standard; false deletes the copies made earlier.")
+	fs.BoolVar(&o.Flavors.Instancetypes, "instancetypes", o.Flavors.Instancetypes, "Offer instancetypes standard-2/4/8; false deletes them.")
+	fs.BoolVar(&o.Flavors.Preferences, "preferences", o.Flavors.Preferences, "Offer preference sockets-advantage; false deletes it.")
+	fs.IntVar(&o.Flavors.MaxConcurrentReconciles, "flavor-workers", 8, "Tenant namespaces whose flavors are synced at once.")
+	storageClasses := fs.Bool("storage-classes", true, "Initialize annotated infra storage classes in tenant clusters.")
+	fs.StringVar(&o.StorageClasses.SecretName, "tenant-kubeconfig-secret", storageclass.DefaultSecretName, "Secret in each tenant namespace holding the tenant cluster's kubeconfig.")
+	fs.StringVar(&o.StorageClasses.SecretKey, "tenant-kubeconfig-key", storageclass.DefaultSecretKey, "Key of the kubeconfig in that Secret.")
+	fs.StringVar(&o.StorageClasses.Bus, "storage-class-bus", storageclass.DefaultBus, "Default disk bus of tenant storage classes.")
+	fs.DurationVar(&o.StorageClasses.ResyncInterval, "storage-class-resync", 10*time.Minute, "How often tenant storage classes are re-checked (hand edits there are not watched); 0 turns it off.")
+	csiAccess := fs.Bool("csi-access", true, "Keep the CSI driver's ServiceAccount, Role, token and kubeconfig Secret in tenant namespaces.")
+	fs.StringVar(&o.CSIAccess.ServerURL, "csi-infra-server-url", "", "Infra API server address in the CSI driver's kubeconfig; the controller's own when empty.")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if o.NamespacePrefix == "" {
+		return nil, fmt.Errorf("--namespace-prefix must not be empty")
+	}
+	if qps <= 0 || f.burst <= 0 {
+		return nil, fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive")
+	}
+	f.qps = float32(qps)
+	o.DisableStorageClasses = !*storageClasses
+	o.DisableCSIAccess = !*csiAccess
+	return f, nil
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"io"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+)
+
+func TestParseFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    func(o *infracontroller.Options)
+		wantErr bool
+	}{
+		{name: "defaults switch everything on", args: nil, want: func(*infracontroller.Options) {}},
+		{
+			name: "switches and names",
+			args: []string{
+				"--namespace-prefix=tenant-", "--instancetypes=false", "--preferences=false", "--storage-classes=false",
+				"--storage-class-bus=virtio", "--storage-class-resync=0", "--csi-access=false", "--csi-infra-server-url=https://infra:6443",
+			},
+			want: func(o *infracontroller.Options) {
+				o.NamespacePrefix = "tenant-"
+				o.Flavors.Instancetypes = false
+				o.Flavors.Preferences = false
+				o.DisableStorageClasses = true
+				o.StorageClasses.Bus = "virtio"
+				o.StorageClasses.ResyncInterval = 0
+				o.DisableCSIAccess = true
+				o.CSIAccess.ServerURL = "https://infra:6443"
+			},
+		},
+		{name: "empty prefix is refused", args: []string{"--namespace-prefix="}, wantErr: true},
+		{name: "non-positive qps is refused", args: []string{"--kube-api-qps=0"}, wantErr: true},
+		{name: "positional arguments are refused", args: []string{"extra"}, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := parseFlags(tc.args, io.Discard)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("parseFlags error = %v, want error %v", err, tc.wantErr)
+			}
+			if tc.wantErr {
+				return
+			}
+			want := infracontroller.DefaultOptions()
+			want.Flavors.MaxConcurrentReconciles = 8
+			want.StorageClasses.SecretName = "tenant-kubeconfig"
+			want.StorageClasses.SecretKey = "kubeconfig"
+			want.StorageClasses.Bus = "scsi"
+			want.StorageClasses.ResyncInterval = 10 * time.Minute
+			tc.want(&want)
+			if diff := cmp.Diff(want, f.options, cmp.AllowUnexported(infracontroller.Options{})); diff != "" {
+				t.Errorf("options (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,110 @@
+// Command infra-controller runs against a KubeVirt infra cluster and
+// prepares every tenant namespace (cluster-<id>) for the KubeVirt cloud
+// provider: it keeps VM presets, instancetypes and preferences in sync and
+// initializes storage classes in tenant clusters. See
+// docs/infra-controller.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+// run parses args and runs the manager until ctx ends.
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	f, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseDevMode(f.development), zap.WriteTo(stderr)))
+	cfg, err := restConfig(f.kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = f.qps, f.burst
+	cfg.UserAgent = "infra-controller"
+	mgr, err := ctrl.NewManager(cfg, manager.Options{
+		Cache:                   infracontroller.CacheOptions(f.options),
+		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
+		HealthProbeBindAddress:  f.probeAddr,
+		LeaderElection:          f.leaderElect,
+		LeaderElectionID:        "infra-controller.kkp-kubevirt.io",
+		LeaderElectionNamespace: f.leaderElectionNamespace,
+	})
+	if err != nil {
+		return fmt.Errorf("failed to create the manager: %w", err)
+	}
+	if _, err := infracontroller.Setup(mgr, f.options); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("failed to add the health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("informers", cacheSynced(mgr)); err != nil {
+		return fmt.Errorf("failed to add the readiness check: %w", err)
+	}
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("failed to run the manager: %w", err)
+	}
+	return nil
+}
+
+// cacheSynced is ready once every informer the controllers use has synced.
+func cacheSynced(mgr manager.Manager) healthz.Checker {
+	return func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("informers have not synced yet")
+		}
+		return nil
+	}
+}
+
+// restConfig reads the kubeconfig file, or falls back to KUBECONFIG and
+// the in-cluster config.
+func restConfig(path string) (*rest.Config, error) {
+	if path == "" {
+		cfg, err := ctrl.GetConfig()
+		if err != nil {
+			return nil, fmt.Errorf("failed to find a kubeconfig: %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to load --kubeconfig %s: %w", path, err)
+	}
+	return cfg, nil
+}

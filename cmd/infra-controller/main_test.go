@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func TestRun(t *testing.T) {
+	env := envtest.Start(t)
+	probe := freeAddr(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--kubeconfig", env.KubeconfigPath, "--health-probe-bind-address", probe, "--metrics-bind-address", "0"}, io.Discard)
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cluster-run"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		t.Run(path+" answers 200", func(t *testing.T) {
+			poll(t, func() error {
+				resp, err := http.Get("http://" + probe + path)
+				if err != nil {
+					return err
+				}
+				defer resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					return fmt.Errorf("%s: %s", path, resp.Status)
+				}
+				return nil
+			})
+		})
+	}
+	t.Run("the controllers run", func(t *testing.T) {
+		poll(t, func() error {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(flavors.PresetGVK)
+			return env.Client.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-run", Name: flavors.StandardPresetName}, u)
+		})
+	})
+}
+
+func poll(t *testing.T, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 30s: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,94 @@
+package csiaccess
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+)
+
+// Names of the objects in each tenant namespace.
+const (
+	// Name names the ServiceAccount, the Role and the RoleBinding.
+	Name = "kubevirt-csi"
+	// TokenSecretName names the ServiceAccount token Secret.
+	TokenSecretName = "kubevirt-csi-token"
+	// KubeconfigSecretName names the Secret with the driver's kubeconfig.
+	KubeconfigSecretName = "kubevirt-csi-kubeconfig"
+	// KubeconfigKey is the key of the kubeconfig in that Secret.
+	KubeconfigKey = "kubeconfig"
+)
+
+func meta(namespace, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Namespace: namespace,
+		Name:      name,
+		Labels:    map[string]string{tenant.ManagedByLabel: tenant.ManagedByValue},
+	}
+}
+
+// Rules are what the driver may do in its tenant namespace: create and
+// delete the DataVolumes backing tenant volumes, find the VMs and VMIs of
+// the tenant's nodes and hot-plug volumes into them, snapshot volumes and
+// read the PVCs.
+func Rules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{"cdi.kubevirt.io"}, Resources: []string{"datavolumes"}, Verbs: []string{"get", "create", "delete"}},
+		{APIGroups: []string{"kubevirt.io"}, Resources: []string{"virtualmachineinstances", "virtualmachines"}, Verbs: []string{"get", "list"}},
+		{
+			APIGroups: []string{"subresources.kubevirt.io"},
+			Resources: []string{
+				"virtualmachineinstances/addvolume", "virtualmachineinstances/removevolume",
+				"virtualmachines/addvolume", "virtualmachines/removevolume",
+			},
+			Verbs: []string{"update"},
+		},
+		{APIGroups: []string{"snapshot.storage.k8s.io"}, Resources: []string{"volumesnapshots"}, Verbs: []string{"get", "create", "delete"}},
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get", "list", "watch"}},
+	}
+}
+
+func serviceAccount(namespace string) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{ObjectMeta: meta(namespace, Name)}
+}
+
+func role(namespace string) *rbacv1.Role {
+	return &rbacv1.Role{ObjectMeta: meta(namespace, Name), Rules: Rules()}
+}
+
+func roleBinding(namespace string) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		ObjectMeta: meta(namespace, Name),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: Name}},
+	}
+}
+
+func tokenSecret(namespace string) *corev1.Secret {
+	s := &corev1.Secret{ObjectMeta: meta(namespace, TokenSecretName), Type: corev1.SecretTypeServiceAccountToken}
+	s.Annotations = map[string]string{corev1.ServiceAccountNameKey: Name}
+	return s
+}
+
+// kubeconfig renders the driver's kubeconfig: the infra API server, its
+// CA, the ServiceAccount token and the tenant namespace as the context's
+// namespace.
+func kubeconfig(server string, ca, token []byte, namespace string) ([]byte, error) {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["infra"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
+	cfg.AuthInfos[Name] = &clientcmdapi.AuthInfo{Token: string(token)}
+	cfg.Contexts["default"] = &clientcmdapi.Context{Cluster: "infra", AuthInfo: Name, Namespace: namespace}
+	cfg.CurrentContext = "default"
+	return clientcmd.Write(*cfg)
+}
+
+func kubeconfigSecret(namespace string, data []byte) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: meta(namespace, KubeconfigSecretName),
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{KubeconfigKey: data},
+	}
+}

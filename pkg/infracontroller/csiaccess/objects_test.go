@@ -1,0 +1,66 @@
+package csiaccess
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+func TestKubeconfig(t *testing.T) {
+	data, err := kubeconfig("https://infra.example.com:6443", []byte("ca-bytes"), []byte("token-bytes"), "cluster-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		t.Fatalf("failed to load the rendered kubeconfig: %v", err)
+	}
+	ctx := cfg.Contexts[cfg.CurrentContext]
+	if ctx == nil {
+		t.Fatalf("current context %q is missing", cfg.CurrentContext)
+	}
+	got := map[string]string{
+		"server":    cfg.Clusters[ctx.Cluster].Server,
+		"ca":        string(cfg.Clusters[ctx.Cluster].CertificateAuthorityData),
+		"token":     cfg.AuthInfos[ctx.AuthInfo].Token,
+		"namespace": ctx.Namespace,
+	}
+	want := map[string]string{"server": "https://infra.example.com:6443", "ca": "ca-bytes", "token": "token-bytes", "namespace": "cluster-a"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("kubeconfig (-want +got):\n%s", diff)
+	}
+}
+
+func TestTokenCompare(t *testing.T) {
+	want := tokenSecret("cluster-a")
+	for _, tc := range []struct {
+		name   string
+		change func(s *corev1.Secret)
+		equal  bool
+	}{
+		{name: "data filled by the token controller is ignored", change: func(s *corev1.Secret) {
+			s.Data = map[string][]byte{corev1.ServiceAccountTokenKey: []byte("t")}
+		}, equal: true},
+		{name: "the ServiceAccount annotation was removed", change: func(s *corev1.Secret) { s.Annotations = nil }},
+		{name: "our label was removed", change: func(s *corev1.Secret) { s.ObjectMeta = metav1.ObjectMeta{Name: s.Name} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			have := want.DeepCopy()
+			tc.change(have)
+			if got := tokenEqual(have, want); got != tc.equal {
+				t.Errorf("tokenEqual = %v, want %v", got, tc.equal)
+			}
+			mergeToken(have, want)
+			if !tokenEqual(have, want) {
+				t.Errorf("mergeToken left a difference: %+v", have.ObjectMeta)
+			}
+			if tc.equal && len(have.Data) == 0 {
+				t.Error("mergeToken dropped the token controller's data")
+			}
+		})
+	}
+}

@@ -1,0 +1,142 @@
+package csiaccess
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+)
+
+// ControllerName names the controller in logs and metrics.
+const ControllerName = "csi-access"
+
+// Options configures the controller.
+type Options struct {
+	// ServerURL is the infra API server address written into the driver's
+	// kubeconfig; the manager's own address when empty. Set it when the
+	// tenant's CSI driver reaches the infra cluster by another address.
+	ServerURL string
+}
+
+// Managed selects the objects carrying our label; the manager's cache must
+// select ServiceAccounts, Roles and RoleBindings with it (see
+// infracontroller.CacheOptions).
+func Managed() labels.Selector {
+	return labels.SelectorFromSet(labels.Set{tenant.ManagedByLabel: tenant.ManagedByValue})
+}
+
+// Reconciler keeps the CSI driver's access objects of one tenant namespace
+// per request.
+type Reconciler struct {
+	// Reader reads Namespaces, ServiceAccounts, Roles and RoleBindings;
+	// the manager's cache.
+	Reader ctrlruntimeclient.Reader
+	// Writer writes the objects.
+	Writer ctrlruntimeclient.Writer
+	// Tenants recognises tenant namespaces.
+	Tenants tenant.Matcher
+	// Options configures the controller.
+	Options Options
+
+	// secrets caches only our Secrets (the manager's cache holds only the
+	// tenant kubeconfig Secrets).
+	secrets cache.Cache
+	server  string
+	ca      []byte
+}
+
+// SetupWithManager registers the controller and a cache of our Secrets.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := r.Tenants.Validate(); err != nil {
+		return err
+	}
+	cfg := mgr.GetConfig()
+	r.server, r.ca = cfg.Host, cfg.CAData
+	if r.Options.ServerURL != "" {
+		r.server = r.Options.ServerURL
+	}
+	secrets, err := cache.New(cfg, cache.Options{
+		Scheme:               mgr.GetScheme(),
+		Mapper:               mgr.GetRESTMapper(),
+		DefaultLabelSelector: Managed(),
+	})
+	if err != nil {
+		return fmt.Errorf("failed to create the Secret cache of %s: %w", ControllerName, err)
+	}
+	if err := mgr.Add(secrets); err != nil {
+		return fmt.Errorf("failed to add the Secret cache of %s: %w", ControllerName, err)
+	}
+	r.secrets = secrets
+	own := r.Tenants.EnqueueOwnNamespace()
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
+		Watches(&corev1.ServiceAccount{}, own).
+		Watches(&rbacv1.Role{}, own).
+		Watches(&rbacv1.RoleBinding{}, own).
+		WatchesRawSource(source.Kind(secrets, &corev1.Secret{}, handler.TypedEnqueueRequestsFromMapFunc(
+			func(_ context.Context, s *corev1.Secret) []reconcile.Request {
+				if !r.Tenants.IsTenant(s.Namespace) {
+					return nil
+				}
+				return []reconcile.Request{tenant.Request(s.Namespace)}
+			}))).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("failed to set up the %s controller: %w", ControllerName, err)
+	}
+	return nil
+}
+
+// Reconcile brings the access objects of one tenant namespace up to date.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	namespace, live, err := r.Tenants.Live(ctx, r.Reader, req)
+	if err != nil || !live {
+		return reconcile.Result{}, err
+	}
+	errs := []error{
+		ensure(ctx, r.Reader, r.Writer, serviceAccount(namespace), labelsEqual[*corev1.ServiceAccount], mergeLabels[*corev1.ServiceAccount]),
+		ensure(ctx, r.Reader, r.Writer, role(namespace), roleEqual, mergeRole),
+		ensure(ctx, r.Reader, r.Writer, roleBinding(namespace), bindingEqual, mergeBinding),
+		ensure(ctx, r.secrets, r.Writer, tokenSecret(namespace), tokenEqual, mergeToken),
+	}
+	if err := errors.Join(errs...); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, r.ensureKubeconfig(ctx, namespace)
+}
+
+// ensureKubeconfig writes the driver's kubeconfig once the token
+// controller has filled the token Secret; its update requeues us.
+func (r *Reconciler) ensureKubeconfig(ctx context.Context, namespace string) error {
+	var token corev1.Secret
+	if err := r.secrets.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: TokenSecretName}, &token); err != nil {
+		return ctrlruntimeclient.IgnoreNotFound(err)
+	}
+	if len(token.Data[corev1.ServiceAccountTokenKey]) == 0 {
+		log.FromContext(ctx).V(1).Info("waiting for the token controller to fill the token Secret")
+		return nil
+	}
+	ca := r.ca
+	if len(token.Data[corev1.ServiceAccountRootCAKey]) > 0 {
+		ca = token.Data[corev1.ServiceAccountRootCAKey]
+	}
+	data, err := kubeconfig(r.server, ca, token.Data[corev1.ServiceAccountTokenKey], namespace)
+	if err != nil {
+		return fmt.Errorf("failed to render the CSI kubeconfig of %s: %w", namespace, err)
+	}
+	return ensure(ctx, r.secrets, r.Writer, kubeconfigSecret(namespace, data), kubeconfigEqual, mergeKubeconfig)
+}

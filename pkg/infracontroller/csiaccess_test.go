@@ -1,0 +1,172 @@
+package infracontroller_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubevirtcorev1 "kubevirt.io/api/core/v1"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+)
+
+func TestCSIAccess(t *testing.T) {
+	env := envtest.Start(t)
+	ctx, c := t.Context(), env.Client
+	o := infracontroller.DefaultOptions()
+	o.Flavors, o.DisableStorageClasses = flavorsOff(), true
+	o.CSIAccess.ServerURL = env.Config.Host
+	// A foreign Role of our name in a tenant namespace, made before the
+	// controller starts.
+	createTenant(t, c, "cluster-foreign", nil)
+	foreign := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-foreign", Name: csiaccess.Name}}
+	if err := c.Create(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	startController(t, env.Config, o, nil, -1)
+	createTenant(t, c, "cluster-csi", nil)
+
+	t.Run("ServiceAccount, Role, RoleBinding and token Secret appear", func(t *testing.T) {
+		eventually(t, wait, func() error { return checkAccessObjects(ctx, c, "cluster-csi") })
+	})
+	t.Run("a hand-edited Role is restored", func(t *testing.T) {
+		var r rbacv1.Role
+		if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-csi", Name: csiaccess.Name}, &r); err != nil {
+			t.Fatal(err)
+		}
+		r.Rules = append(r.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"*"}})
+		if err := c.Update(ctx, &r); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, wait, func() error { return checkAccessObjects(ctx, c, "cluster-csi") })
+	})
+	t.Run("the kubeconfig grants what the Role allows and nothing more", func(t *testing.T) {
+		fillToken(t, env, "cluster-csi")
+		var s corev1.Secret
+		eventually(t, wait, func() error {
+			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-csi", Name: csiaccess.KubeconfigSecretName}, &s)
+		})
+		checkKubeconfig(t, s.Data[csiaccess.KubeconfigKey], "cluster-csi")
+	})
+	t.Run("a Role we did not create is never touched", func(t *testing.T) {
+		// The rest of that namespace's objects are made; the Role stays.
+		eventually(t, wait, func() error {
+			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-foreign", Name: csiaccess.Name}, &rbacv1.RoleBinding{})
+		})
+		var got rbacv1.Role
+		if err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(foreign), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.ResourceVersion != foreign.ResourceVersion || len(got.Rules) != 0 {
+			t.Errorf("foreign Role was written: %+v", got)
+		}
+	})
+}
+
+// checkAccessObjects checks the ServiceAccount, Role, RoleBinding and token
+// Secret of namespace.
+func checkAccessObjects(ctx context.Context, c ctrlruntimeclient.Client, namespace string) error {
+	key := ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: csiaccess.Name}
+	if err := c.Get(ctx, key, &corev1.ServiceAccount{}); err != nil {
+		return err
+	}
+	var r rbacv1.Role
+	if err := c.Get(ctx, key, &r); err != nil {
+		return err
+	}
+	if diff := cmp.Diff(csiaccess.Rules(), r.Rules); diff != "" {
+		return fmt.Errorf("role rules (-want +got):\n%s", diff)
+	}
+	var b rbacv1.RoleBinding
+	if err := c.Get(ctx, key, &b); err != nil {
+		return err
+	}
+	wantSubjects := []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: namespace, Name: csiaccess.Name}}
+	if diff := cmp.Diff(wantSubjects, b.Subjects); diff != "" || b.RoleRef.Name != csiaccess.Name {
+		return fmt.Errorf("role binding %v, subjects (-want +got):\n%s", b.RoleRef, diff)
+	}
+	var s corev1.Secret
+	if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: csiaccess.TokenSecretName}, &s); err != nil {
+		return err
+	}
+	if s.Type != corev1.SecretTypeServiceAccountToken || s.Annotations[corev1.ServiceAccountNameKey] != csiaccess.Name {
+		return fmt.Errorf("token secret type %s, annotations %v", s.Type, s.Annotations)
+	}
+	return nil
+}
+
+// fillToken plays kube-controller-manager's token controller (not run
+// here): it puts a token of the ServiceAccount into the token Secret.
+func fillToken(t *testing.T, env *envtest.Env, namespace string) {
+	t.Helper()
+	ctx := t.Context()
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, csiaccess.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("failed to request a token: %v", err)
+	}
+	var s corev1.Secret
+	if err := env.Client.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: csiaccess.TokenSecretName}, &s); err != nil {
+		t.Fatal(err)
+	}
+	s.Data = map[string][]byte{corev1.ServiceAccountTokenKey: []byte(tr.Status.Token), corev1.ServiceAccountRootCAKey: env.Config.CAData}
+	if err := env.Client.Update(ctx, &s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkKubeconfig uses the kubeconfig: VMs in its namespace may be listed,
+// Secrets there and VMs elsewhere may not.
+func checkKubeconfig(t *testing.T, data []byte, namespace string) {
+	t.Helper()
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
+	if err != nil {
+		t.Fatalf("failed to parse the kubeconfig: %v", err)
+	}
+	c, err := ctrlruntimeclient.New(cfg, ctrlruntimeclient.Options{Scheme: envScheme(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := c.List(ctx, &kubevirtcorev1.VirtualMachineList{}, ctrlruntimeclient.InNamespace(namespace)); err != nil {
+		t.Errorf("listing VMs in %s: %v", namespace, err)
+	}
+	for what, list := range map[string]func() error{
+		"Secrets in " + namespace: func() error {
+			return c.List(ctx, &corev1.SecretList{}, ctrlruntimeclient.InNamespace(namespace))
+		},
+		"VMs in default": func() error {
+			return c.List(ctx, &kubevirtcorev1.VirtualMachineList{}, ctrlruntimeclient.InNamespace("default"))
+		},
+	} {
+		if err := list(); !apierrors.IsForbidden(err) {
+			t.Errorf("listing %s: got %v, want Forbidden", what, err)
+		}
+	}
+}
+
+func envScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s, err := envtest.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -1,0 +1,184 @@
+package flavors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+)
+
+// ControllerName names the controller in logs and metrics.
+const ControllerName = "flavors"
+
+// Reconciler syncs the flavors of one tenant namespace per request.
+type Reconciler struct {
+	// Reader reads namespaces and flavors; the manager's cache, so a
+	// reconcile with nothing to do issues no request.
+	Reader ctrlruntimeclient.Reader
+	// Writer creates, updates and deletes flavors.
+	Writer ctrlruntimeclient.Writer
+	// Tenants recognises tenant namespaces.
+	Tenants tenant.Matcher
+	// Options selects what is offered.
+	Options Options
+
+	reconciles atomic.Uint64
+	lister     lister
+}
+
+// Reconciles returns how many reconciles have finished, successful or not.
+// Tests use it to know that a resync has run.
+func (r *Reconciler) Reconciles() uint64 {
+	return r.reconciles.Load()
+}
+
+// SetupWithManager registers the controller: tenant Namespaces, presets of
+// the source namespace (fanned out to every tenant namespace) and the
+// enabled kinds in tenant namespaces (to restore hand edits and deletions).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := r.Tenants.Validate(); err != nil {
+		return err
+	}
+	if r.Options.Presets && r.Tenants.IsTenant(r.Options.sourceNamespace()) {
+		return fmt.Errorf("the preset source namespace %s must not be a tenant namespace", r.Options.sourceNamespace())
+	}
+	r.lister.reader = r.Reader
+	workers := r.Options.MaxConcurrentReconciles
+	if workers <= 0 {
+		workers = 8
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers})
+	if r.Options.Presets {
+		source := r.Options.sourceNamespace()
+		b = b.Watches(emptyObject(PresetGVK), r.Tenants.EnqueueAll(r.Reader),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(obj ctrlruntimeclient.Object) bool {
+				return obj.GetNamespace() == source
+			})))
+	}
+	for _, gvk := range allKinds {
+		if r.Options.enabled()[gvk] {
+			b = b.Watches(emptyObject(gvk), r.Tenants.EnqueueOwnNamespace(),
+				builder.WithPredicates(r.Tenants.InTenantNamespace()))
+		}
+	}
+	if err := b.Complete(r); err != nil {
+		return fmt.Errorf("failed to set up the %s controller: %w", ControllerName, err)
+	}
+	return nil
+}
+
+// Reconcile brings one tenant namespace to the desired flavors.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	defer r.reconciles.Add(1)
+	namespace, live, err := r.Tenants.Live(ctx, r.Reader, req)
+	if err != nil || !live {
+		return reconcile.Result{}, err
+	}
+	var sources []unstructured.Unstructured
+	if r.Options.Presets {
+		if sources, err = r.lister.list(ctx, PresetGVK, r.Options.sourceNamespace()); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	desired := Desired(r.Options, sources)
+	var errs []error
+	for _, gvk := range allKinds {
+		if err := r.syncKind(ctx, namespace, gvk, desired[gvk]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return reconcile.Result{}, errors.Join(errs...)
+}
+
+// syncKind creates, updates and deletes the objects of one kind in a
+// tenant namespace. Objects without our label are left alone, even when
+// their name is one we want.
+func (r *Reconciler) syncKind(ctx context.Context, namespace string, gvk schema.GroupVersionKind, want map[string]*unstructured.Unstructured) error {
+	existing, err := r.lister.list(ctx, gvk, namespace)
+	if err != nil {
+		return err
+	}
+	logger := log.FromContext(ctx).WithValues("kind", gvk.Kind)
+	var errs []error
+	have := make(map[string]*unstructured.Unstructured, len(existing))
+	for i := range existing {
+		obj := &existing[i]
+		have[obj.GetName()] = obj
+		if _, wanted := want[obj.GetName()]; !wanted && tenant.IsManaged(obj) {
+			errs = append(errs, r.delete(ctx, obj))
+		}
+	}
+	for name, w := range want {
+		h, ok := have[name]
+		switch {
+		case !ok:
+			errs = append(errs, r.create(ctx, namespace, w))
+		case !tenant.IsManaged(h):
+			logger.V(1).Info("leaving an object we did not create alone", "name", name)
+		case !upToDate(h, w):
+			errs = append(errs, r.update(ctx, h, w))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Reconciler) create(ctx context.Context, namespace string, want *unstructured.Unstructured) error {
+	obj := want.DeepCopy()
+	obj.SetNamespace(namespace)
+	if err := r.Writer.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("failed to create %s %s/%s: %w", obj.GetKind(), namespace, obj.GetName(), err)
+	}
+	return nil
+}
+
+// update writes labels and spec of want onto have, guarded by have's
+// resourceVersion; a conflict means the cache was stale and the event that
+// refreshes it requeues the namespace.
+func (r *Reconciler) update(ctx context.Context, have, want *unstructured.Unstructured) error {
+	obj := have.DeepCopy()
+	obj.SetLabels(want.GetLabels())
+	if spec, ok := want.Object["spec"]; ok {
+		obj.Object["spec"] = spec
+	} else {
+		delete(obj.Object, "spec")
+	}
+	if err := r.Writer.Update(ctx, obj); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("failed to update %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
+}
+
+// delete removes one of our objects, only if it is still the version the
+// decision was made on.
+func (r *Reconciler) delete(ctx context.Context, obj *unstructured.Unstructured) error {
+	err := r.Writer.Delete(ctx, obj, ctrlruntimeclient.Preconditions{UID: ptr(obj.GetUID()), ResourceVersion: ptr(obj.GetResourceVersion())})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("failed to delete %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
+}
+
+func emptyObject(gvk schema.GroupVersionKind) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	return u
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,186 @@
+package infracontroller_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+)
+
+func init() {
+	out := io.Discard
+	if os.Getenv("INFRA_CONTROLLER_TEST_LOG") != "" {
+		out = os.Stderr
+	}
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(out)))
+}
+
+// running is a started manager with the infra-controller.
+type running struct {
+	controllers *infracontroller.Controllers
+	stop        func()
+}
+
+// startController runs the infra-controller against cfg until stop is
+// called or the test ends. qps 0 keeps the client's default limit, a
+// negative one turns client-side limiting off.
+func startController(tb testing.TB, cfg *rest.Config, o infracontroller.Options, counter *envtest.RequestCounter, qps float32) *running {
+	tb.Helper()
+	cfg = rest.CopyConfig(cfg)
+	if counter != nil {
+		cfg.WrapTransport = counter.Wrap
+	}
+	if qps != 0 {
+		cfg.QPS, cfg.Burst = qps, max(2*int(qps), 1)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		tb.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cfg, manager.Options{
+		Scheme:     scheme,
+		Cache:      infracontroller.CacheOptions(o),
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		tb.Fatalf("failed to create the manager: %v", err)
+	}
+	controllers, err := infracontroller.Setup(mgr, o)
+	if err != nil {
+		tb.Fatalf("failed to set up the controllers: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			tb.Errorf("manager failed: %v", err)
+		}
+	}
+	tb.Cleanup(stop)
+	return &running{controllers: controllers, stop: stop}
+}
+
+// createTenant creates a tenant namespace and, when kubeconfig is not nil,
+// its kubeconfig Secret.
+func createTenant(tb testing.TB, c ctrlruntimeclient.Client, name string, kubeconfig []byte) {
+	tb.Helper()
+	ctx := context.Background()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		tb.Fatalf("failed to create namespace %s: %v", name, err)
+	}
+	if kubeconfig == nil {
+		return
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "tenant-kubeconfig"},
+		Data:       map[string][]byte{"kubeconfig": kubeconfig},
+	}
+	if err := c.Create(ctx, secret); err != nil {
+		tb.Fatalf("failed to create the kubeconfig Secret in %s: %v", name, err)
+	}
+}
+
+// eventually polls check until it returns nil, failing the test with the
+// last error after timeout.
+func eventually(tb testing.TB, timeout time.Duration, check func() error) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("condition not met within %s: %v", timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// never checks that check keeps returning nil for d.
+func never(tb testing.TB, d time.Duration, check func() error) {
+	tb.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if err := check(); err != nil {
+			tb.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// quiesce waits until the flavor controller has not finished a reconcile
+// for a while.
+func quiesce(tb testing.TB, r *running) {
+	tb.Helper()
+	last, since := r.controllers.Flavors.Reconciles(), time.Now()
+	eventually(tb, time.Minute, func() error {
+		if n := r.controllers.Flavors.Reconciles(); n != last {
+			last, since = n, time.Now()
+		}
+		if time.Since(since) < 500*time.Millisecond {
+			return errors.New("still reconciling")
+		}
+		return nil
+	})
+}
+
+func object(gvk schema.GroupVersionKind, namespace, name string, labels map[string]string, spec map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	u.SetLabels(labels)
+	return u
+}
+
+func get(ctx context.Context, c ctrlruntimeclient.Client, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: name}, u)
+	return u, err
+}
+
+// withManaged returns labels plus our ownership label.
+func withManaged(labels map[string]string) map[string]string {
+	out := map[string]string{tenant.ManagedByLabel: tenant.ManagedByValue}
+	for k, v := range labels {
+		out[k] = v
+	}
+	return out
+}
+
+// flavorsOff switches every flavor set off.
+func flavorsOff() flavors.Options {
+	return flavors.Options{}
+}

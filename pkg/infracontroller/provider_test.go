@@ -1,0 +1,99 @@
+package infracontroller_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+)
+
+// machineSpec is a MachineSpec for the KubeVirt provider in namespace with
+// the given virtualMachine flavor fields.
+func machineSpec(t *testing.T, kubeconfig []byte, namespace string, flavorFields map[string]any) clusterv1alpha1.MachineSpec {
+	t.Helper()
+	vm := map[string]any{"template": map[string]any{
+		"cpus": "2", "memory": "4Gi",
+		"primaryDisk": map[string]any{
+			"osImage": "http://images.example.com/ubuntu.img", "size": "20Gi",
+			"storageClassName": "fast", "storageAccessType": "ReadWriteOnce",
+		},
+	}}
+	for k, v := range flavorFields {
+		vm[k] = v
+	}
+	raw, err := json.Marshal(map[string]any{
+		"cloudProvider":       "kubevirt",
+		"operatingSystem":     "ubuntu",
+		"operatingSystemSpec": map[string]any{"distUpgradeOnBoot": false},
+		"cloudProviderSpec": map[string]any{
+			"clusterName": "tenant", "projectID": "project",
+			"auth": map[string]any{
+				"kubeconfig": map[string]any{"value": base64.StdEncoding.EncodeToString(kubeconfig)},
+				"namespace":  namespace,
+			},
+			"virtualMachine": vm,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clusterv1alpha1.MachineSpec{ProviderSpec: clusterv1alpha1.ProviderSpec{Value: &runtime.RawExtension{Raw: raw}}}
+}
+
+// TestProviderFindsFlavors checks that the provider's validation finds the
+// flavors the controller created in a tenant namespace.
+func TestProviderFindsFlavors(t *testing.T) {
+	env := envtest.Start(t)
+	ctx := t.Context()
+	startController(t, env.Config, infracontroller.Options{Flavors: infracontroller.DefaultOptions().Flavors, DisableStorageClasses: true}, nil, -1)
+	if err := env.Client.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast"}, Provisioner: "example.com/fast"}); err != nil {
+		t.Fatal(err)
+	}
+	createTenant(t, env.Client, "cluster-p", nil)
+	for _, b := range builtins {
+		eventually(t, wait, func() error { return hasCopy(ctx, env.Client, b.gvk, "cluster-p", b.name, nil, b.spec) })
+	}
+	clients, err := infra.NewClients(infra.Options{SyncTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(clients.Stop)
+	provider := kubevirt.New(kubevirt.Options{Clients: clients, Client: env.Client})
+	for _, tc := range []struct {
+		name    string
+		fields  map[string]any
+		wantErr string
+	}{
+		{name: "kubermatic-standard preset", fields: map[string]any{"flavor": map[string]any{"name": flavors.StandardPresetName}}},
+		{name: "standard instancetype and preference", fields: map[string]any{
+			"instancetype": map[string]any{"name": "standard-4", "kind": "VirtualMachineInstancetype"},
+			"preference":   map[string]any{"name": "sockets-advantage", "kind": "VirtualMachinePreference"},
+		}},
+		{name: "a preset nobody created", fields: map[string]any{"flavor": map[string]any{"name": "absent"}}, wantErr: `"absent" not found`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := provider.Validate(ctx, zap.NewNop().Sugar(), machineSpec(t, env.KubeconfigBytes, "cluster-p", tc.fields))
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("Validate: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("Validate error = %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}

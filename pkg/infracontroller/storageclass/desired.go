@@ -1,0 +1,172 @@
+package storageclass
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+)
+
+const (
+	// InitializeAnnotation on an infra StorageClass, set to "true", makes
+	// it available in tenant clusters.
+	InitializeAnnotation = "kubevirt-initialization.k8c.io/initialize-sc"
+	// BusAnnotation on an infra StorageClass overrides the disk bus of the
+	// tenant class (parameter bus).
+	BusAnnotation = "kubevirt-initialization.k8c.io/bus"
+	// ZonesAnnotation on an infra StorageClass, a comma-separated list,
+	// replaces the zones taken from its allowedTopologies.
+	ZonesAnnotation = "kubevirt-initialization.k8c.io/zones"
+	// DefaultClassAnnotation marks the default StorageClass of a cluster.
+	DefaultClassAnnotation = "storageclass.kubernetes.io/is-default-class"
+	// InfraClassLabel on a tenant class names the infra class it maps.
+	InfraClassLabel = "kkp-kubevirt.io/infra-storage-class"
+	// Provisioner is the KubeVirt CSI driver.
+	Provisioner = "csi.kubevirt.io"
+	// NamePrefix prefixes the infra class name in the tenant cluster.
+	NamePrefix = "kubevirt-"
+	// DefaultBus is the disk bus when neither the option nor the
+	// annotation sets one.
+	DefaultBus = "scsi"
+)
+
+// topologyKeys are the allowedTopologies keys that mean something in a
+// tenant cluster; node-specific keys of the infra cluster do not.
+var topologyKeys = map[string]bool{corev1.LabelTopologyZone: true, corev1.LabelTopologyRegion: true}
+
+// Desired returns the tenant StorageClasses for the infra classes: one per
+// class annotated for initialization and not being deleted. bus is the
+// default disk bus (DefaultBus when empty).
+func Desired(infra []storagev1.StorageClass, bus string) []storagev1.StorageClass {
+	if bus == "" {
+		bus = DefaultBus
+	}
+	var out []storagev1.StorageClass
+	for i := range infra {
+		sc := &infra[i]
+		if sc.Annotations[InitializeAnnotation] != "true" || !sc.DeletionTimestamp.IsZero() {
+			continue
+		}
+		out = append(out, tenantClass(sc, bus))
+	}
+	return out
+}
+
+func tenantClass(infra *storagev1.StorageClass, bus string) storagev1.StorageClass {
+	if b := infra.Annotations[BusAnnotation]; b != "" {
+		bus = b
+	}
+	reclaim := corev1.PersistentVolumeReclaimDelete
+	binding := storagev1.VolumeBindingImmediate
+	if infra.VolumeBindingMode != nil {
+		binding = *infra.VolumeBindingMode
+	}
+	sc := storagev1.StorageClass{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: NamePrefix + infra.Name,
+			Labels: map[string]string{
+				tenant.ManagedByLabel: tenant.ManagedByValue,
+				InfraClassLabel:       infra.Name,
+			},
+		},
+		Provisioner:       Provisioner,
+		Parameters:        map[string]string{"infraStorageClassName": infra.Name, "bus": bus},
+		ReclaimPolicy:     &reclaim,
+		VolumeBindingMode: &binding,
+		AllowedTopologies: topologies(infra),
+	}
+	if infra.Annotations[DefaultClassAnnotation] == "true" {
+		sc.Annotations = map[string]string{DefaultClassAnnotation: "true"}
+	}
+	return sc
+}
+
+// topologies keeps the zone and region requirements of the infra class,
+// or a single zone term from ZonesAnnotation when it is set.
+func topologies(infra *storagev1.StorageClass) []corev1.TopologySelectorTerm {
+	if zones := splitList(infra.Annotations[ZonesAnnotation]); len(zones) > 0 {
+		return []corev1.TopologySelectorTerm{{MatchLabelExpressions: []corev1.TopologySelectorLabelRequirement{
+			{Key: corev1.LabelTopologyZone, Values: zones},
+		}}}
+	}
+	var out []corev1.TopologySelectorTerm
+	for _, term := range infra.AllowedTopologies {
+		var kept []corev1.TopologySelectorLabelRequirement
+		for _, req := range term.MatchLabelExpressions {
+			if topologyKeys[req.Key] {
+				kept = append(kept, *req.DeepCopy())
+			}
+		}
+		if len(kept) > 0 {
+			out = append(out, corev1.TopologySelectorTerm{MatchLabelExpressions: kept})
+		}
+	}
+	return out
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// needsRecreate reports a difference in a field the API server does not
+// let an update change.
+func needsRecreate(have, want *storagev1.StorageClass) bool {
+	return have.Provisioner != want.Provisioner ||
+		!equality.Semantic.DeepEqual(emptyNil(have.Parameters), emptyNil(want.Parameters)) ||
+		!equality.Semantic.DeepEqual(have.ReclaimPolicy, want.ReclaimPolicy) ||
+		!equality.Semantic.DeepEqual(have.VolumeBindingMode, want.VolumeBindingMode) ||
+		len(have.AllowedTopologies)+len(want.AllowedTopologies) > 0 &&
+			!equality.Semantic.DeepEqual(have.AllowedTopologies, want.AllowedTopologies)
+}
+
+// needsUpdate reports a difference in the metadata we own: our labels and
+// the default-class annotation. Other labels and annotations are left to
+// whoever set them.
+func needsUpdate(have, want *storagev1.StorageClass) bool {
+	for k, v := range want.Labels {
+		if have.Labels[k] != v {
+			return true
+		}
+	}
+	hv, hok := have.Annotations[DefaultClassAnnotation]
+	wv, wok := want.Annotations[DefaultClassAnnotation]
+	return hok != wok || hv != wv
+}
+
+// merge returns have with our labels and default-class annotation from
+// want.
+func merge(have, want *storagev1.StorageClass) *storagev1.StorageClass {
+	out := have.DeepCopy()
+	if out.Labels == nil {
+		out.Labels = map[string]string{}
+	}
+	for k, v := range want.Labels {
+		out.Labels[k] = v
+	}
+	if v, ok := want.Annotations[DefaultClassAnnotation]; ok {
+		if out.Annotations == nil {
+			out.Annotations = map[string]string{}
+		}
+		out.Annotations[DefaultClassAnnotation] = v
+	} else {
+		delete(out.Annotations, DefaultClassAnnotation)
+	}
+	return out
+}
+
+func emptyNil(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}

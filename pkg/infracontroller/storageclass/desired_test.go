@@ -1,0 +1,136 @@
+package storageclass
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+)
+
+func infraClass(name string, annotations map[string]string, topologies ...corev1.TopologySelectorTerm) storagev1.StorageClass {
+	return storagev1.StorageClass{
+		ObjectMeta:        metav1.ObjectMeta{Name: name, Annotations: annotations},
+		Provisioner:       "example.com/" + name,
+		AllowedTopologies: topologies,
+	}
+}
+
+func term(reqs ...corev1.TopologySelectorLabelRequirement) corev1.TopologySelectorTerm {
+	return corev1.TopologySelectorTerm{MatchLabelExpressions: reqs}
+}
+
+func req(key string, values ...string) corev1.TopologySelectorLabelRequirement {
+	return corev1.TopologySelectorLabelRequirement{Key: key, Values: values}
+}
+
+func TestDesired(t *testing.T) {
+	on := map[string]string{InitializeAnnotation: "true"}
+	now := metav1.Now()
+	deleting := infraClass("deleting", on)
+	deleting.DeletionTimestamp = &now
+	for _, tc := range []struct {
+		name  string
+		infra []storagev1.StorageClass
+		bus   string
+		want  []storagev1.StorageClass
+	}{
+		{
+			name: "only annotated classes that are not being deleted",
+			infra: []storagev1.StorageClass{
+				infraClass("a", on), infraClass("b", map[string]string{InitializeAnnotation: "false"}), infraClass("c", nil), deleting,
+			},
+			want: []storagev1.StorageClass{expected("a", "scsi", nil, nil)},
+		},
+		{
+			name:  "the option sets the default bus and the annotation overrides it",
+			infra: []storagev1.StorageClass{infraClass("a", on), infraClass("b", map[string]string{InitializeAnnotation: "true", BusAnnotation: "sata"})},
+			bus:   "virtio",
+			want:  []storagev1.StorageClass{expected("a", "virtio", nil, nil), expected("b", "sata", nil, nil)},
+		},
+		{
+			name:  "the default class stays default",
+			infra: []storagev1.StorageClass{infraClass("a", map[string]string{InitializeAnnotation: "true", DefaultClassAnnotation: "true"})},
+			want:  []storagev1.StorageClass{expected("a", "scsi", map[string]string{DefaultClassAnnotation: "true"}, nil)},
+		},
+		{
+			name: "zone and region terms are kept, node terms dropped",
+			infra: []storagev1.StorageClass{infraClass("a", on,
+				term(req(corev1.LabelTopologyZone, "z1"), req(corev1.LabelHostname, "n1")),
+				term(req(corev1.LabelHostname, "n2")),
+				term(req(corev1.LabelTopologyRegion, "r1")))},
+			want: []storagev1.StorageClass{expected("a", "scsi", nil, []corev1.TopologySelectorTerm{
+				term(req(corev1.LabelTopologyZone, "z1")), term(req(corev1.LabelTopologyRegion, "r1")),
+			})},
+		},
+		{
+			name: "the zones annotation replaces the topology",
+			infra: []storagev1.StorageClass{infraClass("a", map[string]string{InitializeAnnotation: "true", ZonesAnnotation: " z1,,z2 "},
+				term(req(corev1.LabelTopologyZone, "z9")))},
+			want: []storagev1.StorageClass{expected("a", "scsi", nil, []corev1.TopologySelectorTerm{term(req(corev1.LabelTopologyZone, "z1", "z2"))})},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Desired(tc.infra, tc.bus)); diff != "" {
+				t.Errorf("Desired (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func expected(name, bus string, annotations map[string]string, topologies []corev1.TopologySelectorTerm) storagev1.StorageClass {
+	return storagev1.StorageClass{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        "kubevirt-" + name,
+			Labels:      map[string]string{tenant.ManagedByLabel: tenant.ManagedByValue, InfraClassLabel: name},
+			Annotations: annotations,
+		},
+		Provisioner:       Provisioner,
+		Parameters:        map[string]string{"infraStorageClassName": name, "bus": bus},
+		ReclaimPolicy:     ptr.To(corev1.PersistentVolumeReclaimDelete),
+		VolumeBindingMode: ptr.To(storagev1.VolumeBindingImmediate),
+		AllowedTopologies: topologies,
+	}
+}
+
+func TestCompare(t *testing.T) {
+	want := expected("a", "scsi", map[string]string{DefaultClassAnnotation: "true"}, nil)
+	for _, tc := range []struct {
+		name                   string
+		change                 func(sc *storagev1.StorageClass)
+		wantRecreate, wantEdit bool
+	}{
+		{name: "identical", change: func(*storagev1.StorageClass) {}},
+		{name: "foreign labels and annotations are ignored", change: func(sc *storagev1.StorageClass) {
+			sc.Labels["x"] = "y"
+			sc.Annotations["x"] = "y"
+		}},
+		{name: "a parameter differs", change: func(sc *storagev1.StorageClass) { sc.Parameters["bus"] = "virtio" }, wantRecreate: true},
+		{name: "the binding mode differs", change: func(sc *storagev1.StorageClass) {
+			sc.VolumeBindingMode = ptr.To(storagev1.VolumeBindingWaitForFirstConsumer)
+		}, wantRecreate: true},
+		{name: "the default marker was removed", change: func(sc *storagev1.StorageClass) {
+			delete(sc.Annotations, DefaultClassAnnotation)
+		}, wantEdit: true},
+		{name: "our label was changed", change: func(sc *storagev1.StorageClass) { sc.Labels[InfraClassLabel] = "b" }, wantEdit: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			have := want.DeepCopy()
+			tc.change(have)
+			if got := needsRecreate(have, &want); got != tc.wantRecreate {
+				t.Errorf("needsRecreate = %v, want %v", got, tc.wantRecreate)
+			}
+			if got := needsUpdate(have, &want); got != tc.wantEdit {
+				t.Errorf("needsUpdate = %v, want %v", got, tc.wantEdit)
+			}
+			if merged := merge(have, &want); needsUpdate(merged, &want) {
+				t.Errorf("merge left a difference: %+v", merged.ObjectMeta)
+			}
+		})
+	}
+}

@@ -1,0 +1,17 @@
+// Package storageclass initializes storage classes in tenant clusters: an
+// infra StorageClass annotated kubevirt-initialization.k8c.io/initialize-sc
+// = "true" becomes, in every tenant cluster, StorageClass kubevirt-<name>
+// provisioned by the KubeVirt CSI driver (csi.kubevirt.io) with parameters
+// infraStorageClassName and bus. The infra default class stays the default,
+// and the zone and region terms of the infra class's allowedTopologies (or
+// the zones annotation) become the tenant class's allowedTopologies.
+// Removing the annotation deletes the tenant classes the controller made;
+// tenant classes without its label are never touched.
+//
+// A tenant cluster is reached through a kubeconfig kept in a Secret in its
+// tenant namespace on the infra cluster (tenant-kubeconfig, key kubeconfig,
+// by default). Work is keyed by tenant namespace and triggered by changes of
+// infra StorageClasses, of that Secret and of the Namespace, plus an
+// optional periodic resync that restores hand edits in the tenant cluster,
+// which the controller does not watch.
+package storageclass

@@ -1,0 +1,197 @@
+package storageclass
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+)
+
+// ControllerName names the controller in logs and metrics.
+const ControllerName = "storageclasses"
+
+// Defaults of Options.
+const (
+	DefaultSecretName = "tenant-kubeconfig"
+	DefaultSecretKey  = "kubeconfig"
+)
+
+// Options configures storage-class initialization.
+type Options struct {
+	// SecretName names the Secret in each tenant namespace that holds the
+	// tenant cluster's kubeconfig; DefaultSecretName when empty. Tenant
+	// namespaces without it are skipped.
+	SecretName string
+	// SecretKey is the key of the kubeconfig in that Secret;
+	// DefaultSecretKey when empty.
+	SecretKey string
+	// Bus is the default disk bus of tenant classes; DefaultBus when empty.
+	Bus string
+	// ResyncInterval, when positive, re-checks every tenant cluster that
+	// often, restoring hand edits there (tenant clusters are not watched).
+	ResyncInterval time.Duration
+	// WrapConfig, when set, adjusts the REST config of every tenant
+	// client, e.g. to wrap its transport.
+	WrapConfig func(*rest.Config)
+}
+
+// SecretNameOrDefault returns SecretName or DefaultSecretName.
+func (o Options) SecretNameOrDefault() string {
+	if o.SecretName == "" {
+		return DefaultSecretName
+	}
+	return o.SecretName
+}
+
+func (o Options) secretKey() string {
+	if o.SecretKey == "" {
+		return DefaultSecretKey
+	}
+	return o.SecretKey
+}
+
+// Reconciler syncs the storage classes of one tenant cluster per request.
+type Reconciler struct {
+	// Reader reads infra Namespaces, Secrets and StorageClasses; the
+	// manager's cache.
+	Reader ctrlruntimeclient.Reader
+	// Tenants recognises tenant namespaces.
+	Tenants tenant.Matcher
+	// Options configures the controller.
+	Options Options
+
+	clients tenantClients
+}
+
+// SetupWithManager registers the controller: tenant Namespaces, infra
+// StorageClasses (fanned out to every tenant) and kubeconfig Secrets.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := r.Tenants.Validate(); err != nil {
+		return err
+	}
+	r.clients = tenantClients{scheme: clientgoscheme.Scheme, wrap: r.Options.WrapConfig}
+	secretName := r.Options.SecretNameOrDefault()
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
+		Watches(&storagev1.StorageClass{}, r.Tenants.EnqueueAll(r.Reader)).
+		Watches(&corev1.Secret{}, r.Tenants.EnqueueOwnNamespace(), builder.WithPredicates(
+			predicate.NewPredicateFuncs(func(obj ctrlruntimeclient.Object) bool { return obj.GetName() == secretName }))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("failed to set up the %s controller: %w", ControllerName, err)
+	}
+	return nil
+}
+
+// Reconcile brings the storage classes of one tenant cluster in line with
+// the annotated infra classes.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	namespace, live, err := r.Tenants.Live(ctx, r.Reader, req)
+	if err != nil || !live {
+		if err == nil {
+			r.clients.forget(req.Name)
+		}
+		return reconcile.Result{}, err
+	}
+	tenantClient, err := r.tenantClient(ctx, namespace)
+	if err != nil || tenantClient == nil {
+		return reconcile.Result{}, err
+	}
+	var infra storagev1.StorageClassList
+	if err := r.Reader.List(ctx, &infra); err != nil {
+		return reconcile.Result{}, fmt.Errorf("failed to list infra storage classes: %w", err)
+	}
+	if err := syncClasses(ctx, tenantClient, Desired(infra.Items, r.Options.Bus)); err != nil {
+		return reconcile.Result{}, fmt.Errorf("failed to sync the storage classes of the tenant cluster of %s: %w", namespace, err)
+	}
+	return reconcile.Result{RequeueAfter: max(r.Options.ResyncInterval, 0)}, nil
+}
+
+// tenantClient returns the client of the namespace's tenant cluster, or
+// nil when the namespace has no kubeconfig Secret.
+func (r *Reconciler) tenantClient(ctx context.Context, namespace string) (ctrlruntimeclient.Client, error) {
+	var secret corev1.Secret
+	key := types.NamespacedName{Namespace: namespace, Name: r.Options.SecretNameOrDefault()}
+	if err := r.Reader.Get(ctx, key, &secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			log.FromContext(ctx).V(1).Info("no tenant kubeconfig; skipping storage classes", "secret", key.Name)
+			r.clients.forget(namespace)
+			return nil, nil
+		}
+		return nil, fmt.Errorf("failed to get Secret %s: %w", key, err)
+	}
+	kubeconfig, ok := secret.Data[r.Options.secretKey()]
+	if !ok {
+		return nil, fmt.Errorf("secret %s has no key %q", key, r.Options.secretKey())
+	}
+	return r.clients.get(namespace, kubeconfig)
+}
+
+// syncClasses creates, updates, recreates and deletes tenant classes; classes
+// without our label are never touched.
+func syncClasses(ctx context.Context, c ctrlruntimeclient.Client, desired []storagev1.StorageClass) error {
+	var list storagev1.StorageClassList
+	if err := c.List(ctx, &list); err != nil {
+		return fmt.Errorf("failed to list storage classes: %w", err)
+	}
+	have := map[string]*storagev1.StorageClass{}
+	for i := range list.Items {
+		have[list.Items[i].Name] = &list.Items[i]
+	}
+	want := map[string]bool{}
+	var errs []error
+	for i := range desired {
+		w := &desired[i]
+		want[w.Name] = true
+		errs = append(errs, syncOne(ctx, c, have[w.Name], w))
+	}
+	for name, h := range have {
+		if !want[name] && tenant.IsManaged(h) {
+			if err := c.Delete(ctx, h); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+				errs = append(errs, fmt.Errorf("failed to delete StorageClass %s: %w", name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func syncOne(ctx context.Context, c ctrlruntimeclient.Client, have, want *storagev1.StorageClass) error {
+	switch {
+	case have == nil:
+		if err := c.Create(ctx, want.DeepCopy()); err != nil {
+			return fmt.Errorf("failed to create StorageClass %s: %w", want.Name, err)
+		}
+	case !tenant.IsManaged(have):
+		log.FromContext(ctx).Info("leaving a tenant StorageClass we did not create alone", "name", have.Name)
+	case needsRecreate(have, want):
+		if err := c.Delete(ctx, have, ctrlruntimeclient.Preconditions{UID: &have.UID}); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("failed to delete StorageClass %s for recreation: %w", have.Name, err)
+		}
+		if err := c.Create(ctx, want.DeepCopy()); err != nil {
+			return fmt.Errorf("failed to recreate StorageClass %s: %w", want.Name, err)
+		}
+	case needsUpdate(have, want):
+		if err := c.Update(ctx, merge(have, want)); err != nil {
+			return fmt.Errorf("failed to update StorageClass %s: %w", have.Name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+package infracontroller_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+)
+
+func zoneTerm(key string, values ...string) corev1.TopologySelectorTerm {
+	return corev1.TopologySelectorTerm{MatchLabelExpressions: []corev1.TopologySelectorLabelRequirement{{Key: key, Values: values}}}
+}
+
+// tenantClass is the tenant StorageClass expected for an infra class.
+func tenantClass(infraName, bus string, isDefault bool, binding storagev1.VolumeBindingMode, topologies ...corev1.TopologySelectorTerm) storagev1.StorageClass {
+	sc := storagev1.StorageClass{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   "kubevirt-" + infraName,
+			Labels: map[string]string{tenant.ManagedByLabel: tenant.ManagedByValue, storageclass.InfraClassLabel: infraName},
+		},
+		Provisioner:       "csi.kubevirt.io",
+		Parameters:        map[string]string{"infraStorageClassName": infraName, "bus": bus},
+		ReclaimPolicy:     ptr.To(corev1.PersistentVolumeReclaimDelete),
+		VolumeBindingMode: ptr.To(binding),
+		AllowedTopologies: topologies,
+	}
+	if isDefault {
+		sc.Annotations = map[string]string{storageclass.DefaultClassAnnotation: "true"}
+	}
+	return sc
+}
+
+// managedClasses returns the tenant classes carrying our label.
+func managedClasses(ctx context.Context, c ctrlruntimeclient.Client) ([]storagev1.StorageClass, error) {
+	var list storagev1.StorageClassList
+	if err := c.List(ctx, &list, ctrlruntimeclient.MatchingLabels{tenant.ManagedByLabel: tenant.ManagedByValue}); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+func expectClasses(ctx context.Context, c ctrlruntimeclient.Client, want ...storagev1.StorageClass) func() error {
+	return func() error {
+		got, err := managedClasses(ctx, c)
+		if err != nil {
+			return err
+		}
+		opts := cmp.Options{
+			cmpopts.IgnoreFields(metav1.ObjectMeta{}, "UID", "ResourceVersion", "Generation", "CreationTimestamp", "ManagedFields"),
+			cmpopts.SortSlices(func(a, b storagev1.StorageClass) bool { return a.Name < b.Name }),
+			cmpopts.EquateEmpty(),
+		}
+		if diff := cmp.Diff(want, got, opts); diff != "" {
+			return fmt.Errorf("tenant storage classes (-want +got):\n%s", diff)
+		}
+		return nil
+	}
+}
+
+func TestStorageClasses(t *testing.T) {
+	infra := envtest.Start(t, envtest.WithCRDFiles())
+	tenantEnv := envtest.Start(t, envtest.WithCRDFiles())
+	ctx, ic, tc := t.Context(), infra.Client, tenantEnv.Client
+	o := infracontroller.DefaultOptions()
+	o.Flavors = flavorsOff()
+	o.StorageClasses.ResyncInterval = time.Second
+	startController(t, infra.Config, o, nil, -1)
+
+	foreign := createClasses(t, ic, tc)
+	createTenant(t, ic, "cluster-a", tenantEnv.KubeconfigBytes)
+
+	fast := tenantClass("fast", "scsi", true, storagev1.VolumeBindingWaitForFirstConsumer, zoneTerm(corev1.LabelTopologyZone, "z1", "z2"))
+	zoned := tenantClass("zoned", "virtio", false, storagev1.VolumeBindingImmediate, zoneTerm(corev1.LabelTopologyZone, "z3", "z4"))
+	t.Run("annotated infra classes appear in the tenant cluster, the default stays default", func(t *testing.T) {
+		eventually(t, wait, expectClasses(ctx, tc, fast, zoned))
+	})
+	t.Run("a tenant class we did not create is never touched", func(t *testing.T) {
+		var got storagev1.StorageClass
+		if err := tc.Get(ctx, ctrlruntimeclient.ObjectKey{Name: foreign.Name}, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.ResourceVersion != foreign.ResourceVersion {
+			t.Errorf("foreign class was written: %+v", got)
+		}
+	})
+	t.Run("hand edits and deletions in the tenant cluster are undone", func(t *testing.T) {
+		var edited storagev1.StorageClass
+		if err := tc.Get(ctx, ctrlruntimeclient.ObjectKey{Name: "kubevirt-fast"}, &edited); err != nil {
+			t.Fatal(err)
+		}
+		edited.Annotations[storageclass.DefaultClassAnnotation] = "false"
+		if err := tc.Update(ctx, &edited); err != nil {
+			t.Fatal(err)
+		}
+		if err := tc.Delete(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "kubevirt-zoned"}}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, wait, expectClasses(ctx, tc, fast, zoned))
+	})
+	t.Run("a changed parameter recreates the tenant class", func(t *testing.T) {
+		annotate(t, ic, "zoned", storageclass.BusAnnotation, "sata")
+		eventually(t, wait, expectClasses(ctx, tc, fast, tenantClass("zoned", "sata", false, storagev1.VolumeBindingImmediate, zoneTerm(corev1.LabelTopologyZone, "z3", "z4"))))
+	})
+	t.Run("removing the annotation removes the tenant class", func(t *testing.T) {
+		annotate(t, ic, "fast", storageclass.InitializeAnnotation, "")
+		annotate(t, ic, "zoned", storageclass.InitializeAnnotation, "")
+		eventually(t, wait, expectClasses(ctx, tc))
+		var got storagev1.StorageClass
+		if err := tc.Get(ctx, ctrlruntimeclient.ObjectKey{Name: foreign.Name}, &got); err != nil {
+			t.Errorf("the foreign class went away: %v", err)
+		}
+	})
+}
+
+// annotate sets (or, for "", removes) an annotation of an infra class.
+func annotate(t *testing.T, c ctrlruntimeclient.Client, name, key, value string) {
+	t.Helper()
+	var sc storagev1.StorageClass
+	if err := c.Get(t.Context(), ctrlruntimeclient.ObjectKey{Name: name}, &sc); err != nil {
+		t.Fatal(err)
+	}
+	if value == "" {
+		delete(sc.Annotations, key)
+	} else {
+		sc.Annotations[key] = value
+	}
+	if err := c.Update(t.Context(), &sc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createClasses creates the infra classes of TestStorageClasses and a
+// foreign class in the tenant cluster, which it returns.
+func createClasses(t *testing.T, ic, tc ctrlruntimeclient.Client) *storagev1.StorageClass {
+	t.Helper()
+	ctx := t.Context()
+	foreign := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "kubevirt-legacy"}, Provisioner: "example.com/other"}
+	for _, sc := range []*storagev1.StorageClass{
+		{ObjectMeta: metav1.ObjectMeta{Name: "fast", Annotations: map[string]string{
+			storageclass.InitializeAnnotation: "true", storageclass.DefaultClassAnnotation: "true"}},
+			Provisioner:       "example.com/fast",
+			VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
+			AllowedTopologies: []corev1.TopologySelectorTerm{{MatchLabelExpressions: []corev1.TopologySelectorLabelRequirement{
+				{Key: corev1.LabelTopologyZone, Values: []string{"z1", "z2"}},
+				{Key: corev1.LabelHostname, Values: []string{"infra-node-1"}},
+			}}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "zoned", Annotations: map[string]string{
+			storageclass.InitializeAnnotation: "true", storageclass.BusAnnotation: "virtio", storageclass.ZonesAnnotation: "z3, z4"}},
+			Provisioner: "example.com/zoned"},
+		{ObjectMeta: metav1.ObjectMeta{Name: "slow"}, Provisioner: "example.com/slow"},
+		{ObjectMeta: metav1.ObjectMeta{Name: "legacy", Annotations: map[string]string{storageclass.InitializeAnnotation: "true"}},
+			Provisioner: "example.com/legacy"},
+	} {
+		if err := ic.Create(ctx, sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tc.Create(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	return foreign
+}

@@ -38,8 +38,9 @@ func newRunCmd(errOut io.Writer) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "run [flags]",
-		Short: "Run the Machine and MachineSet controllers against a user cluster",
-		Long: `run reconciles the cluster.k8s.io/v1alpha1 Machines and MachineSets of the user cluster: it creates a
+		Short: "Run the Machine, MachineSet and MachineDeployment controllers against a user cluster",
+		Long: `run reconciles the cluster.k8s.io/v1alpha1 Machines, MachineSets and MachineDeployments of the user cluster
+(MachineDeployments roll MachineSets, MachineSets keep Machines): it creates a
 KubeVirt VirtualMachine on the infra cluster for every Machine, links the Node that joins, and deletes both
 when the Machine goes. The infra kubeconfig comes from --infra-kubeconfig, else from the environment variable
 KUBEVIRT_KUBECONFIG (YAML or base64), else from each providerSpec; with one of the first two the infra

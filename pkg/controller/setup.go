@@ -9,6 +9,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machine"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machinedeployment"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machineset"
 
 	"k8s.io/client-go/rest"
@@ -40,8 +41,8 @@ type Options struct {
 	JoinTimeout time.Duration
 }
 
-// Add registers the Machine and MachineSet controllers, and the infra
-// cluster watch when configured, with mgr.
+// Add registers the Machine, MachineSet and MachineDeployment controllers,
+// and the infra cluster watch when configured, with mgr.
 func Add(mgr ctrl.Manager, opts Options) error {
 	mopts := machine.Options{Provider: opts.Provider, Log: opts.Log, WorkerCount: opts.WorkerCount, DrainTimeout: opts.DrainTimeout,
 		JoinTimeout: opts.JoinTimeout,
@@ -61,6 +62,9 @@ func Add(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := machineset.Add(mgr, machineset.Options{WorkerCount: opts.WorkerCount}); err != nil {
 		return fmt.Errorf("failed to add the MachineSet controller: %w", err)
+	}
+	if err := machinedeployment.Add(mgr, machinedeployment.Options{WorkerCount: opts.WorkerCount}); err != nil {
+		return fmt.Errorf("failed to add the MachineDeployment controller: %w", err)
 	}
 	return nil
 }

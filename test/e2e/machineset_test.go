@@ -48,6 +48,7 @@ func TestMachineController(t *testing.T) {
 	s := startSuite(t)
 	t.Run("MachineSet lifecycle", s.testMachineSetLifecycle)
 	t.Run("invalid spec", s.testInvalidSpec)
+	t.Run("MachineDeployment lifecycle", s.testMachineDeployment)
 }
 
 func machineSpec(raw string) clusterv1alpha1.MachineSpec {

@@ -1,0 +1,236 @@
+package machinedeployment
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"k8c.io/machine-controller/sdk/apis/cluster/common"
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// ControllerName names the controller and its events.
+const ControllerName = "machinedeployment-controller"
+
+// waitForSets is how long a reconcile waits before looking again when its
+// cache does not show its own MachineSet changes yet; their events usually
+// come first.
+const waitForSets = time.Second
+
+// Options configure the MachineDeployment controller.
+type Options struct {
+	// WorkerCount is the number of MachineDeployments reconciled at once;
+	// 1 when < 1.
+	WorkerCount int
+}
+
+// reconciler reconciles MachineDeployments.
+type reconciler struct {
+	client   ctrlruntimeclient.Client
+	recorder events.EventRecorder
+	pending  *pending
+	now      func() time.Time
+}
+
+// Add registers the MachineDeployment controller with mgr.
+func Add(mgr ctrl.Manager, opts Options) error {
+	r := newReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName))
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&clusterv1alpha1.MachineDeployment{}).
+		Owns(&clusterv1alpha1.MachineSet{}).
+		Watches(&clusterv1alpha1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsForOrphan)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.WorkerCount, 1)}).
+		Complete(r)
+}
+
+func newReconciler(c ctrlruntimeclient.Client, recorder events.EventRecorder) *reconciler {
+	return &reconciler{client: c, recorder: recorder, pending: newPending(), now: time.Now}
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	md := &clusterv1alpha1.MachineDeployment{}
+	if err := r.client.Get(ctx, req.NamespacedName, md); err != nil {
+		r.pending.forget(req.NamespacedName)
+		return reconcile.Result{}, ctrlruntimeclient.IgnoreNotFound(err)
+	}
+	if md.DeletionTimestamp != nil {
+		// The garbage collector deletes the MachineSets it owns.
+		return reconcile.Result{}, nil
+	}
+	// The defaults of the SDK (and of Kubermatic's webhook), in memory
+	// only: patches are computed from this defaulted copy.
+	clusterv1alpha1.PopulateDefaultsMachineDeployment(md)
+	if t := md.Spec.Strategy.Type; t != common.RollingUpdateMachineDeploymentStrategyType {
+		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("unsupported strategy type %q: only %s is", t, common.RollingUpdateMachineDeploymentStrategyType))
+	}
+	selector, err := selectorOf(md)
+	if err != nil {
+		return reconcile.Result{}, reconcile.TerminalError(err)
+	}
+	l, err := limitsOf(md)
+	if err != nil {
+		return reconcile.Result{}, reconcile.TerminalError(err)
+	}
+	sets, err := r.setsOf(ctx, md, selector)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if !r.pending.synced(req.NamespacedName, sets) {
+		return reconcile.Result{RequeueAfter: waitForSets}, nil
+	}
+	newSet, olds, err := split(md, sets)
+	if err != nil {
+		return reconcile.Result{}, reconcile.TerminalError(err)
+	}
+	var created bool
+	if md.Spec.Paused {
+		err = r.scalePaused(ctx, md, newSet, olds, l)
+	} else {
+		newSet, created, err = r.rollout(ctx, md, newSet, olds, l)
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if md.Spec.Paused || complete(md, newSet, olds) {
+		if err := r.prune(ctx, md, olds); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	return r.updateStatus(ctx, md, newSet, olds, created)
+}
+
+// selectorOf returns the MachineDeployment's selector. An empty selector,
+// or one its template does not match, is an error.
+func selectorOf(md *clusterv1alpha1.MachineDeployment) (labels.Selector, error) {
+	selector, err := metav1.LabelSelectorAsSelector(&md.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("invalid spec.selector: %w", err)
+	}
+	if selector.Empty() {
+		return nil, errors.New("spec.selector must not be empty")
+	}
+	if !selector.Matches(labels.Set(md.Spec.Template.Labels)) {
+		return nil, errors.New("spec.selector does not match spec.template.metadata.labels")
+	}
+	return selector, nil
+}
+
+// setsOf lists the MachineSets of the MachineDeployment's namespace that
+// match its selector, adopts those without a controller and returns those
+// it controls.
+func (r *reconciler) setsOf(ctx context.Context, md *clusterv1alpha1.MachineDeployment, selector labels.Selector) ([]*clusterv1alpha1.MachineSet, error) {
+	list := &clusterv1alpha1.MachineSetList{}
+	if err := r.client.List(ctx, list, ctrlruntimeclient.InNamespace(md.Namespace), ctrlruntimeclient.MatchingLabelsSelector{Selector: selector}); err != nil {
+		return nil, fmt.Errorf("failed to list MachineSets: %w", err)
+	}
+	var owned []*clusterv1alpha1.MachineSet
+	for i := range list.Items {
+		ms := &list.Items[i]
+		ref := metav1.GetControllerOf(ms)
+		if ref == nil && ms.DeletionTimestamp == nil {
+			base := ms.DeepCopy()
+			ms.OwnerReferences = append(ms.OwnerReferences, controllerRef(md))
+			if err := r.client.Patch(ctx, ms, ctrlruntimeclient.MergeFromWithOptions(base, ctrlruntimeclient.MergeFromWithOptimisticLock{})); err != nil {
+				return nil, fmt.Errorf("failed to adopt MachineSet %s: %w", ms.Name, err)
+			}
+			ref = metav1.GetControllerOf(ms)
+		}
+		if ref != nil && ref.UID == md.UID {
+			owned = append(owned, ms)
+		}
+	}
+	return owned, nil
+}
+
+// split returns the MachineSet whose template is the MachineDeployment's
+// (nil when none is) and the others, oldest revision first.
+func split(md *clusterv1alpha1.MachineDeployment, sets []*clusterv1alpha1.MachineSet) (*clusterv1alpha1.MachineSet, []*clusterv1alpha1.MachineSet, error) {
+	sets = slices.Clone(sets)
+	slices.SortStableFunc(sets, func(a, b *clusterv1alpha1.MachineSet) int {
+		return cmp.Or(
+			cmp.Compare(revisionOf(a.Annotations), revisionOf(b.Annotations)),
+			a.CreationTimestamp.Compare(b.CreationTimestamp.Time),
+			cmp.Compare(a.Name, b.Name),
+		)
+	})
+	var newSet *clusterv1alpha1.MachineSet
+	olds := make([]*clusterv1alpha1.MachineSet, 0, len(sets))
+	for _, ms := range sets {
+		same, err := sameTemplate(&md.Spec.Template, &ms.Spec.Template)
+		if err != nil {
+			return nil, nil, err
+		}
+		if same && newSet == nil && ms.DeletionTimestamp == nil {
+			newSet = ms
+			continue
+		}
+		olds = append(olds, ms)
+	}
+	return newSet, olds, nil
+}
+
+// complete tells whether the rollout is done: the new MachineSet has every
+// desired replica available and the old ones have none left.
+func complete(md *clusterv1alpha1.MachineDeployment, newSet *clusterv1alpha1.MachineSet, olds []*clusterv1alpha1.MachineSet) bool {
+	desired := replicasOf(md)
+	if newSet == nil || ptr.Deref(newSet.Spec.Replicas, 1) != desired ||
+		newSet.Status.Replicas != desired || newSet.Status.AvailableReplicas < desired {
+		return false
+	}
+	for _, ms := range olds {
+		if ptr.Deref(ms.Spec.Replicas, 1) != 0 || ms.Status.Replicas != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// controllerRef is the owner reference of a MachineDeployment's
+// MachineSets.
+func controllerRef(md *clusterv1alpha1.MachineDeployment) metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion:         clusterv1alpha1.SchemeGroupVersion.String(),
+		Kind:               "MachineDeployment",
+		Name:               md.Name,
+		UID:                md.UID,
+		Controller:         ptr.To(true),
+		BlockOwnerDeletion: ptr.To(true),
+	}
+}
+
+// deploymentsForOrphan enqueues the MachineDeployments of a MachineSet's
+// namespace whose selector matches it, for a MachineSet without
+// controller.
+func (r *reconciler) deploymentsForOrphan(ctx context.Context, obj ctrlruntimeclient.Object) []reconcile.Request {
+	if metav1.GetControllerOf(obj) != nil {
+		return nil
+	}
+	list := &clusterv1alpha1.MachineDeploymentList{}
+	if err := r.client.List(ctx, list, ctrlruntimeclient.InNamespace(obj.GetNamespace())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list MachineDeployments for an orphaned MachineSet")
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if s, err := selectorOf(&list.Items[i]); err == nil && s.Matches(labels.Set(obj.GetLabels())) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: list.Items[i].Name}})
+		}
+	}
+	return out
+}

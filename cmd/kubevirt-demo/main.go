@@ -1,10 +1,11 @@
-// Command kubevirt-demo runs the KubeVirt provider end to end on this
-// machine: it starts a local infra control plane built from source
-// (kube-apiserver, etcd, kube-controller-manager), the KubeVirt/CDI test
-// simulator, and turns the Machines of examples/machinedeployment.yaml into
-// VirtualMachines, DataVolumes and cloud-init Secrets, then removes them.
-// The simulator stands in for KubeVirt and CDI because no container runtime
-// runs here; every object goes through the real API server.
+// Command kubevirt-demo runs the whole product on this machine: two local
+// control planes built from source (a user cluster and a KubeVirt infra
+// cluster, each kube-apiserver + etcd + kube-controller-manager), the
+// machine-controller, and the KubeVirt/CDI test simulator, which stands in
+// for KubeVirt, CDI and the guests' kubelets because no container runtime
+// runs here. It applies examples/machinedeployment.yaml, waits until every
+// Machine has a Ready Node, and on exit deletes the MachineDeployment and
+// checks that nothing is left. Every object goes through the real API servers.
 package main
 
 import (
@@ -22,15 +23,15 @@ import (
 func main() {
 	var opts options
 	flag.StringVar(&opts.example, "f", "examples/machinedeployment.yaml", "MachineDeployment to run")
-	flag.BoolVar(&opts.once, "once", false, "exit as soon as every VM runs (after cleaning up) instead of waiting for Ctrl-C")
+	flag.BoolVar(&opts.once, "once", false, "exit as soon as every Machine has a Ready Node (after cleaning up) instead of waiting for Ctrl-C")
 	flag.DurationVar(&opts.timeout, "timeout", 3*time.Minute, "how long the VMs may take to run")
-	flag.StringVar(&opts.workDir, "work-dir", "bin/demo", "where the infra kubeconfig is written")
+	flag.StringVar(&opts.workDir, "work-dir", "bin/demo", "where the user and infra kubeconfigs are written")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts.out = os.Stdout
-	opts.log = zap.NewNop().Sugar()
+	opts.log = zap.NewNop()
 	if err := run(ctx, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "demo failed:", err)
 		stop()

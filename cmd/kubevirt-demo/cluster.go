@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	cdicorev1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/simulator"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
+)
+
+// prepareInfra creates what an infra admin provides: the tenant namespace
+// and a default StorageClass with its CDI StorageProfile.
+func prepareInfra(ctx context.Context, infra *envtest.Env) error {
+	return createAll(ctx, infra.Client,
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: infraNamespace}},
+		&storagev1.StorageClass{
+			ObjectMeta:  metav1.ObjectMeta{Name: "standard", Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}},
+			Provisioner: "rancher.io/local-path",
+		},
+		&cdicorev1beta1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "standard"}},
+	)
+}
+
+func createAll(ctx context.Context, c ctrlruntimeclient.Client, objs ...ctrlruntimeclient.Object) error {
+	for _, obj := range objs {
+		if err := c.Create(ctx, obj); ctrlruntimeclient.IgnoreAlreadyExists(err) != nil {
+			return fmt.Errorf("failed to create %T %s: %w", obj, obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// runSimulator plays KubeVirt, CDI and the kubelets until ctx ends: VMs get
+// DataVolumes and a running VMI, and their guests join the user cluster as
+// Nodes.
+func runSimulator(ctx context.Context, cl *clusters) error {
+	mgr, err := ctrl.NewManager(cl.infra.Config, ctrl.Options{
+		Scheme:  cl.infra.Scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+	})
+	if err != nil {
+		return fmt.Errorf("failed to create the simulator manager: %w", err)
+	}
+	opts := simulator.Options{ImportDelay: 2 * time.Second, StartDelay: time.Second, UserClient: cl.user.Client}
+	if err := simulator.Add(mgr, opts); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// applyExample creates the MachineDeployment of the file in the user cluster.
+func applyExample(ctx context.Context, user *envtest.Env, path string) (*clusterv1alpha1.MachineDeployment, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the example: %w", err)
+	}
+	md := &clusterv1alpha1.MachineDeployment{}
+	if err := yaml.UnmarshalStrict(raw, md); err != nil {
+		return nil, fmt.Errorf("failed to decode %s: %w", path, err)
+	}
+	if md.Namespace == "" {
+		md.Namespace = metav1.NamespaceSystem
+	}
+	if err := createAll(ctx, user.Client, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: md.Namespace}}, md); err != nil {
+		return nil, err
+	}
+	return md, nil
+}
+
+func replicasOf(md *clusterv1alpha1.MachineDeployment) int32 {
+	return ptr.Deref(md.Spec.Replicas, 1)
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+)
+
+// infraNamespace is the tenant cluster's namespace on the infra cluster.
+const infraNamespace = "cluster-demo"
+
+type options struct {
+	example string
+	once    bool
+	timeout time.Duration
+	workDir string
+	out     io.Writer
+	log     *zap.Logger
+}
+
+func (o options) step(format string, args ...any) {
+	fmt.Fprintf(o.out, "==> "+format+"\n", args...)
+}
+
+// clusters are the two control planes of the demo.
+type clusters struct {
+	user  *envtest.Env
+	infra *envtest.Env
+}
+
+func run(ctx context.Context, o options) (err error) {
+	o.step("Starting two local control planes, the user cluster and the KubeVirt infra cluster (kube-apiserver, etcd, kube-controller-manager; built from source on first use, which takes a few minutes)")
+	start := time.Now()
+	cl, err := startClusters(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.stop()
+	o.step("Control planes up in %s", time.Since(start).Round(time.Second))
+	if err := o.writeKubeconfigs(cl); err != nil {
+		return err
+	}
+	if err := prepareInfra(ctx, cl.infra); err != nil {
+		return err
+	}
+
+	// The controllers outlive Ctrl-C: they must still run while the
+	// MachineDeployment is deleted. They stop when run returns.
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopped := make(chan error, 2)
+	defer func() {
+		cancel()
+		err = errors.Join(err, ignoreCanceled(<-stopped), ignoreCanceled(<-stopped))
+	}()
+	go func() { stopped <- runSimulator(runCtx, cl) }()
+	go func() {
+		stopped <- controller.RunOptions{
+			UserConfig:      cl.user.Config,
+			InfraKubeconfig: cl.infra.KubeconfigBytes,
+			WorkerCount:     4,
+			MetricsAddress:  "0",
+			HealthAddress:   "0",
+			Log:             o.log,
+			Getenv:          func(string) string { return "" },
+		}.Run(runCtx)
+	}()
+	o.step("machine-controller and the KubeVirt/CDI simulator are running")
+
+	md, err := applyExample(ctx, cl.user, o.example)
+	if err != nil {
+		return err
+	}
+	o.step("Applied MachineDeployment %s/%s (%d replicas) to the user cluster", md.Namespace, md.Name, replicasOf(md))
+	if err := waitReady(ctx, o, cl, md); err != nil {
+		return err
+	}
+	if !o.once {
+		o.step("Running until Ctrl-C; then the MachineDeployment is deleted and everything it made must go")
+		<-ctx.Done()
+	}
+	cleanupCtx, cancelCleanup := context.WithTimeout(context.WithoutCancel(ctx), o.timeout)
+	defer cancelCleanup()
+	return deleteAndVerify(cleanupCtx, o, cl, md)
+}
+
+func ignoreCanceled(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+func startClusters(ctx context.Context) (*clusters, error) {
+	infra, err := envtest.New(ctx, envtest.WithControllerManager(), envtest.WithKubeconfigNamespace(infraNamespace))
+	if err != nil {
+		return nil, fmt.Errorf("failed to start the infra control plane: %w", err)
+	}
+	user, err := envtest.New(ctx, envtest.WithControllerManager())
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("failed to start the user control plane: %w", err), infra.Stop())
+	}
+	return &clusters{user: user, infra: infra}, nil
+}
+
+func (c *clusters) stop() {
+	_ = c.user.Stop()
+	_ = c.infra.Stop()
+}
+
+func (o options) writeKubeconfigs(cl *clusters) error {
+	if err := os.MkdirAll(o.workDir, 0o700); err != nil {
+		return fmt.Errorf("failed to create %s: %w", o.workDir, err)
+	}
+	for name, kubeconfig := range map[string][]byte{"user": cl.user.KubeconfigBytes, "infra": cl.infra.KubeconfigBytes} {
+		path, err := filepath.Abs(filepath.Join(o.workDir, name+".kubeconfig"))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+			return fmt.Errorf("failed to write the %s kubeconfig: %w", name, err)
+		}
+	}
+	return nil
+}

@@ -12,7 +12,8 @@ import (
 // imagesOptions are the options of images.
 type imagesOptions struct {
 	*globalOptions
-	values valueFlags
+	values     valueFlags
+	relocation relocationFlags
 }
 
 func newImagesCommand(g *globalOptions) *cobra.Command {
@@ -28,6 +29,7 @@ image table.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context()) },
 	}
 	o.values.bind(cmd.Flags())
+	o.relocation.bind(cmd.Flags(), false)
 	return cmd
 }
 
@@ -37,7 +39,7 @@ func (o *imagesOptions) Run(_ context.Context) error {
 	if err != nil {
 		return err
 	}
-	releases, err := selectReleases(cfg)
+	releases, err := o.relocation.releases(cfg)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 type installOptions struct {
 	*globalOptions
 	values        valueFlags
+	relocation    relocationFlags
 	upgrade       bool
 	skipPreflight bool
 }
@@ -41,6 +42,7 @@ operators report the new version rolled out. KubeVirt moves at most one
 minor version per upgrade; downgrades are refused.`
 	}
 	o.values.bind(cmd.Flags())
+	o.relocation.bind(cmd.Flags(), true)
 	cmd.Flags().BoolVar(&o.skipPreflight, "skip-preflight", false, "do not stop on preflight errors")
 	return cmd
 }
@@ -51,7 +53,7 @@ func (o *installOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	releases, err := selectReleases(cfg)
+	releases, err := o.relocation.releases(cfg)
 	if err != nil {
 		return err
 	}

@@ -94,6 +94,8 @@ func TestOfflineCommandsGolden(t *testing.T) {
 		}},
 		{"images.golden", []string{"images"}},
 		{"images-without-network.golden", []string{"images", "--skip", "cni-plugins,multus"}},
+		{"images-relocated.golden", []string{"images", "--registry", "registry.airgap.local:5000/mirror"}},
+		{"template-relocated.golden", []string{"template", "--registry", "registry.airgap.local:5000/mirror"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {

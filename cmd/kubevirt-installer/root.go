@@ -60,6 +60,8 @@ each component to be ready. Running it again changes nothing.`,
 		newTemplateCommand(g),
 		newImagesCommand(g),
 		newStorageClassCommand(g),
+		newBundleCommand(g),
+		newMirrorImagesCommand(g),
 	)
 	return cmd
 }

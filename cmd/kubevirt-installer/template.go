@@ -13,6 +13,7 @@ import (
 type templateOptions struct {
 	*globalOptions
 	values      valueFlags
+	relocation  relocationFlags
 	kubeVersion string
 }
 
@@ -29,6 +30,7 @@ value flags as install.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context()) },
 	}
 	o.values.bind(cmd.Flags())
+	o.relocation.bind(cmd.Flags(), false)
 	cmd.Flags().StringVar(&o.kubeVersion, "kube-version", "v"+components.MaxTestedKubernetes+".0", "Kubernetes version to render for")
 	return cmd
 }
@@ -39,7 +41,7 @@ func (o *templateOptions) Run(_ context.Context) error {
 	if err != nil {
 		return err
 	}
-	releases, err := selectReleases(cfg)
+	releases, err := o.relocation.releases(cfg)
 	if err != nil {
 		return err
 	}

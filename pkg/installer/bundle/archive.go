@@ -1,0 +1,158 @@
+package bundle
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// writeTar writes the bundle file: checksums.txt first, then the metadata,
+// then every other recorded file sorted by path. Headers carry no owner or
+// time, so equal content gives an equal bundle. The file appears under its
+// name only once complete.
+func (b *builder) writeTar(output string, list []byte, compression Compression) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(output), filepath.Base(output)+".partial-*")
+	if err != nil {
+		return fmt.Errorf("failed to create the bundle file: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	buf := bufio.NewWriterSize(tmp, 1<<20)
+	w, err := compressor(buf, compression)
+	if err != nil {
+		return err
+	}
+	tw := tar.NewWriter(w)
+	if err := writeEntry(tw, ChecksumsFile, int64(len(list)), bytes.NewReader(list)); err != nil {
+		return err
+	}
+	for _, name := range b.entryOrder() {
+		if err := b.copyEntry(tw, name); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("failed to finish the bundle: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("failed to finish the bundle compression: %w", err)
+	}
+	if err := buf.Flush(); err != nil {
+		return fmt.Errorf("failed to write the bundle: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("failed to write the bundle: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), output); err != nil {
+		return fmt.Errorf("failed to move the bundle to %s: %w", output, err)
+	}
+	return nil
+}
+
+// nopWriteCloser is an uncompressed stream.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// compressor wraps w in the compression c.
+func compressor(w io.Writer, c Compression) (io.WriteCloser, error) {
+	switch c {
+	case "", CompressionNone:
+		return nopWriteCloser{w}, nil
+	case CompressionGzip:
+		return gzip.NewWriter(w), nil
+	case CompressionZstd:
+		zw, err := zstd.NewWriter(w)
+		if err != nil {
+			return nil, fmt.Errorf("failed to start zstd compression: %w", err)
+		}
+		return zw, nil
+	default:
+		return nil, fmt.Errorf("unknown compression %q", c)
+	}
+}
+
+// entryOrder is the metadata followed by every other file, sorted.
+func (b *builder) entryOrder() []string {
+	names := make([]string, 0, len(b.sums))
+	for name := range b.sums {
+		if name != MetadataFile {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return append([]string{MetadataFile}, names...)
+}
+
+// copyEntry copies one file of the work directory into the tar.
+func (b *builder) copyEntry(tw *tar.Writer, name string) error {
+	f, err := os.Open(filepath.Join(b.dir, filepath.FromSlash(name)))
+	if err != nil {
+		return fmt.Errorf("failed to open %s: %w", name, err)
+	}
+	defer func() { _ = f.Close() }()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("failed to stat %s: %w", name, err)
+	}
+	return writeEntry(tw, name, st.Size(), f)
+}
+
+func writeEntry(tw *tar.Writer, name string, size int64, r io.Reader) error {
+	hdr := &tar.Header{
+		Typeflag: tar.TypeReg, Name: name, Size: size, Mode: 0o644,
+		ModTime: time.Unix(0, 0).UTC(), Format: tar.FormatPAX,
+	}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return fmt.Errorf("failed to add %s to the bundle: %w", name, err)
+	}
+	if _, err := io.Copy(tw, r); err != nil {
+		return fmt.Errorf("failed to add %s to the bundle: %w", name, err)
+	}
+	return nil
+}
+
+// sumFile returns the hex sha256 of the file at p.
+func sumFile(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = f.Close() }()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func bytesReader(data []byte) *bytes.Reader { return bytes.NewReader(data) }
+
+// humanBytes formats n with a binary unit.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

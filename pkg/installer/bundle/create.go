@@ -1,0 +1,298 @@
+package bundle
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/mirror"
+)
+
+// refAnnotation is the OCI annotation that names an index entry's reference.
+const refAnnotation = "org.opencontainers.image.ref.name"
+
+// CreateOptions are the inputs of Create.
+type CreateOptions struct {
+	// Output is the bundle file to write.
+	Output string
+	// WorkDir is where the bundle is assembled; blobs already in it are
+	// reused, which makes an interrupted Create resumable. Empty means
+	// Output + ".work".
+	WorkDir string
+	// Compression compresses the bundle; empty is CompressionNone.
+	Compression Compression
+	// Charts holds one directory per chart; every file goes to charts/.
+	Charts fs.FS
+	// Images are the images to store.
+	Images []mirror.Item
+	// Platform is recorded in the metadata, as os/architecture.
+	Platform string
+	// Progress receives a line per image and a summary; nil discards them.
+	Progress io.Writer
+}
+
+// Result summarizes a created bundle.
+type Result struct {
+	// Checksum is the aggregate checksum: the sha256 of checksums.txt.
+	Checksum string
+	// Files is the number of files in the bundle.
+	Files int
+	// Images is the number of stored images.
+	Images int
+	// Blobs is the number of distinct blobs stored.
+	Blobs int
+	// BytesFetched is what was downloaded; BytesReused what was already in
+	// the work directory.
+	BytesFetched, BytesReused int64
+	// ImageBytes is the size of every image's blobs added up, shared blobs
+	// counted once per image; StoredBytes counts each blob once. Their
+	// difference is what deduplication saved.
+	ImageBytes, StoredBytes int64
+	// Size is the size of the bundle file.
+	Size int64
+}
+
+// Create assembles a bundle of opts.Charts and opts.Images in the work
+// directory and writes it to opts.Output.
+func Create(ctx context.Context, opts CreateOptions) (*Result, error) {
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	if opts.WorkDir == "" {
+		opts.WorkDir = opts.Output + ".work"
+	}
+	b := &builder{dir: opts.WorkDir, progress: opts.Progress, sums: checksums{}, blobs: map[string]int64{}}
+	if err := b.writeCharts(opts.Charts); err != nil {
+		return nil, err
+	}
+	meta, err := b.writeImages(ctx, opts.Images)
+	if err != nil {
+		return nil, err
+	}
+	meta.Platform = opts.Platform
+	data, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("failed to encode the bundle metadata: %w", err)
+	}
+	if err := b.writeFile(MetadataFile, append(data, '\n')); err != nil {
+		return nil, err
+	}
+	list := b.sums.encode()
+	if err := b.writeTar(opts.Output, list, opts.Compression); err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(opts.Output)
+	if err != nil {
+		return nil, fmt.Errorf("failed to stat %s: %w", opts.Output, err)
+	}
+	b.result.Checksum = "sha256:" + sumBytes(list)
+	b.result.Files = len(b.sums) + 1
+	b.result.Images = len(meta.Images)
+	b.result.Blobs = len(b.blobs)
+	b.result.Size = st.Size()
+	fmt.Fprintf(opts.Progress, "wrote %s: %d images, %d blobs, %s (deduplication saved %s), checksum %s\n",
+		opts.Output, b.result.Images, b.result.Blobs, humanBytes(b.result.Size),
+		humanBytes(b.result.ImageBytes-b.result.StoredBytes), b.result.Checksum)
+	return &b.result, nil
+}
+
+// builder assembles a bundle in dir.
+type builder struct {
+	dir      string
+	progress io.Writer
+	sums     checksums
+	// blobs are the stored blobs by hex digest, with their sizes.
+	blobs  map[string]int64
+	result Result
+}
+
+// writeFile writes a small file of the bundle and records its checksum.
+func (b *builder) writeFile(name string, data []byte) error {
+	p := filepath.Join(b.dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("failed to create the directory of %s: %w", p, err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		return fmt.Errorf("failed to write %s: %w", p, err)
+	}
+	b.sums[name] = sumBytes(data)
+	return nil
+}
+
+// writeCharts copies every file of charts under charts/, replacing what a
+// previous run left.
+func (b *builder) writeCharts(charts fs.FS) error {
+	if err := os.RemoveAll(filepath.Join(b.dir, ChartsDir)); err != nil {
+		return fmt.Errorf("failed to clear the charts of %s: %w", b.dir, err)
+	}
+	if charts == nil {
+		return nil
+	}
+	err := fs.WalkDir(charts, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(charts, p)
+		if err != nil {
+			return err
+		}
+		return b.writeFile(path.Join(ChartsDir, p), data)
+	})
+	if err != nil {
+		return fmt.Errorf("failed to copy the charts: %w", err)
+	}
+	return nil
+}
+
+// writeImages stores every image in the OCI layout and writes its index.
+func (b *builder) writeImages(ctx context.Context, items []mirror.Item) (*Metadata, error) {
+	if err := b.writeFile(path.Join(ImagesDir, "oci-layout"), []byte(`{"imageLayoutVersion":"1.0.0"}`+"\n")); err != nil {
+		return nil, err
+	}
+	index := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex}
+	meta := &Metadata{FormatVersion: FormatVersion}
+	sorted := append([]mirror.Item(nil), items...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Ref < sorted[j].Ref })
+	for i, item := range sorted {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("failed to store the images: %w", err)
+		}
+		desc, err := b.writeImage(item)
+		if err != nil {
+			return nil, fmt.Errorf("failed to store %s: %w", item.Ref, err)
+		}
+		desc.Annotations = map[string]string{refAnnotation: item.Ref}
+		index.Manifests = append(index.Manifests, desc)
+		meta.Images = append(meta.Images, ImageEntry{Ref: item.Ref, Digest: desc.Digest.String()})
+		fmt.Fprintf(b.progress, "image %d/%d %s: %s fetched, %s reused\n", i+1, len(sorted), item.Ref,
+			humanBytes(b.result.BytesFetched), humanBytes(b.result.BytesReused))
+	}
+	data, err := json.MarshalIndent(index, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("failed to encode the image index: %w", err)
+	}
+	return meta, b.writeFile(path.Join(ImagesDir, "index.json"), append(data, '\n'))
+}
+
+// writeImage stores one image's layers, config and manifest as blobs.
+func (b *builder) writeImage(item mirror.Item) (v1.Descriptor, error) {
+	img := item.Image
+	layers, err := img.Layers()
+	if err != nil {
+		return v1.Descriptor{}, fmt.Errorf("failed to list the layers: %w", err)
+	}
+	for _, layer := range layers {
+		digest, err := layer.Digest()
+		if err != nil {
+			return v1.Descriptor{}, fmt.Errorf("failed to read a layer digest: %w", err)
+		}
+		size, err := layer.Size()
+		if err != nil {
+			return v1.Descriptor{}, fmt.Errorf("failed to read the size of layer %s: %w", digest, err)
+		}
+		if err := b.writeBlob(digest, size, layer.Compressed); err != nil {
+			return v1.Descriptor{}, err
+		}
+	}
+	config, err := img.RawConfigFile()
+	if err != nil {
+		return v1.Descriptor{}, fmt.Errorf("failed to read the config: %w", err)
+	}
+	if err := b.writeSmallBlob(config); err != nil {
+		return v1.Descriptor{}, err
+	}
+	manifest, err := img.RawManifest()
+	if err != nil {
+		return v1.Descriptor{}, fmt.Errorf("failed to read the manifest: %w", err)
+	}
+	if err := b.writeSmallBlob(manifest); err != nil {
+		return v1.Descriptor{}, err
+	}
+	mediaType, err := img.MediaType()
+	if err != nil {
+		return v1.Descriptor{}, fmt.Errorf("failed to read the media type: %w", err)
+	}
+	digest, _, err := v1.SHA256(bytesReader(manifest))
+	if err != nil {
+		return v1.Descriptor{}, fmt.Errorf("failed to hash the manifest: %w", err)
+	}
+	return v1.Descriptor{MediaType: mediaType, Size: int64(len(manifest)), Digest: digest}, nil
+}
+
+func (b *builder) writeSmallBlob(data []byte) error {
+	digest, size, err := v1.SHA256(bytesReader(data))
+	if err != nil {
+		return fmt.Errorf("failed to hash a blob: %w", err)
+	}
+	return b.writeBlob(digest, size, func() (io.ReadCloser, error) { return io.NopCloser(bytesReader(data)), nil })
+}
+
+// writeBlob stores a blob unless the work directory already has it with the
+// right digest. A blob is written to a temporary file, checked and then
+// renamed, so an interruption never leaves a partial blob under its name.
+func (b *builder) writeBlob(digest v1.Hash, size int64, open func() (io.ReadCloser, error)) error {
+	if digest.Algorithm != "sha256" || !isHex(digest.Hex) || len(digest.Hex) != sha256.Size*2 {
+		return fmt.Errorf("blob %s is not addressed by a sha256 digest", digest)
+	}
+	name := path.Join(ImagesDir, "blobs", "sha256", digest.Hex)
+	b.result.ImageBytes += size
+	if _, seen := b.blobs[digest.Hex]; seen {
+		return nil
+	}
+	p := filepath.Join(b.dir, filepath.FromSlash(name))
+	if got, err := sumFile(p); err == nil && got == digest.Hex {
+		b.result.BytesReused += size
+	} else {
+		if err := fetchBlob(p, digest, open); err != nil {
+			return err
+		}
+		b.result.BytesFetched += size
+	}
+	b.blobs[digest.Hex] = size
+	b.result.StoredBytes += size
+	b.sums[name] = digest.Hex
+	return nil
+}
+
+// fetchBlob copies a blob to p through a temporary file, checking its digest.
+func fetchBlob(p string, digest v1.Hash, open func() (io.ReadCloser, error)) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("failed to create the blob directory: %w", err)
+	}
+	rc, err := open()
+	if err != nil {
+		return fmt.Errorf("failed to read blob %s: %w", digest, err)
+	}
+	defer func() { _ = rc.Close() }()
+	tmp, err := os.CreateTemp(filepath.Dir(p), digest.Hex+".partial-*")
+	if err != nil {
+		return fmt.Errorf("failed to create a temporary blob file: %w", err)
+	}
+	defer func() { _ = os.Remove(tmp.Name()) }()
+	h := sha256.New()
+	_, err = io.Copy(io.MultiWriter(tmp, h), rc)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("failed to download blob %s: %w", digest, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != digest.Hex {
+		return fmt.Errorf("blob %s arrived with digest sha256:%s", digest, got)
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		return fmt.Errorf("failed to store blob %s: %w", digest, err)
+	}
+	return nil
+}

@@ -1,0 +1,237 @@
+package bundle
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// maxChecksumsSize bounds checksums.txt, which is held in memory.
+const maxChecksumsSize = 16 << 20
+
+// Verified is what a verified bundle holds.
+type Verified struct {
+	// Metadata is the bundle's metadata.
+	Metadata Metadata
+	// Checksum is the aggregate checksum: the sha256 of checksums.txt.
+	Checksum string
+	// Files is the number of files, checksums.txt included.
+	Files int
+}
+
+// TamperedError reports files of a bundle that do not match its
+// checksums.txt.
+type TamperedError struct {
+	// Changed are files whose content differs from their checksum.
+	Changed []string
+	// Missing are listed files the bundle does not hold.
+	Missing []string
+	// Extra are entries the list does not name, or names seen twice.
+	Extra []string
+}
+
+// Error names every offending file.
+func (e *TamperedError) Error() string {
+	var parts []string
+	for _, p := range []struct {
+		what  string
+		files []string
+	}{{"changed", e.Changed}, {"missing", e.Missing}, {"not listed in " + ChecksumsFile, e.Extra}} {
+		if len(p.files) > 0 {
+			parts = append(parts, p.what+": "+strings.Join(p.files, ", "))
+		}
+	}
+	return "the bundle does not match its checksums (" + strings.Join(parts, "; ") + ")"
+}
+
+func (e *TamperedError) empty() bool {
+	return len(e.Changed) == 0 && len(e.Missing) == 0 && len(e.Extra) == 0
+}
+
+// Verify reads the bundle at file in one pass and checks every file against
+// checksums.txt.
+func Verify(file string) (*Verified, error) {
+	return Extract(file, "", nil)
+}
+
+// Extract verifies the bundle at file like Verify and writes the files that
+// want accepts under dir. On error, what was written under dir must not be
+// used.
+func Extract(file, dir string, want func(name string) bool) (*Verified, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("failed to open bundle: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	r, err := decompress(bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("failed to read bundle %s: %w", file, err)
+	}
+	defer func() { _ = r.Close() }()
+	v, err := walk(tar.NewReader(r), dir, want)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s is refused: %w", file, err)
+	}
+	return v, nil
+}
+
+// decompress detects gzip and zstd by their magic numbers.
+func decompress(r *bufio.Reader) (io.ReadCloser, error) {
+	magic, _ := r.Peek(4)
+	switch {
+	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
+		gz, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, fmt.Errorf("failed to open the gzip stream: %w", err)
+		}
+		return gz, nil
+	case bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		zr, err := zstd.NewReader(r)
+		if err != nil {
+			return nil, fmt.Errorf("failed to open the zstd stream: %w", err)
+		}
+		return zr.IOReadCloser(), nil
+	default:
+		return io.NopCloser(r), nil
+	}
+}
+
+// walk checks every tar entry against the list that opens the archive.
+func walk(tr *tar.Reader, dir string, want func(string) bool) (*Verified, error) {
+	hdr, err := tr.Next()
+	if err != nil || hdr.Name != ChecksumsFile || hdr.Typeflag != tar.TypeReg || hdr.Size > maxChecksumsSize {
+		return nil, fmt.Errorf("the first entry is not %s", ChecksumsFile)
+	}
+	list, err := io.ReadAll(tr)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", ChecksumsFile, err)
+	}
+	sums, err := parseChecksums(bytes.NewReader(list))
+	if err != nil {
+		return nil, err
+	}
+	c := &checker{sums: sums, seen: map[string]bool{}, bad: &TamperedError{}, dir: dir, want: want}
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("failed to read the archive after %d files: %w", len(c.seen), err)
+		}
+		if err := c.check(tr, hdr); err != nil {
+			return nil, err
+		}
+	}
+	seen, bad, metadata := c.seen, c.bad, c.metadata
+	for name := range sums {
+		if !seen[name] {
+			bad.Missing = append(bad.Missing, name)
+		}
+	}
+	if !bad.empty() {
+		sort.Strings(bad.Missing)
+		return nil, bad
+	}
+	return finish(list, metadata, len(seen)+1)
+}
+
+// checker compares tar entries with the checksum list.
+type checker struct {
+	sums     checksums
+	seen     map[string]bool
+	bad      *TamperedError
+	dir      string
+	want     func(string) bool
+	metadata []byte
+}
+
+// check hashes one entry, extracting it when wanted, and records a
+// mismatch.
+func (c *checker) check(r io.Reader, hdr *tar.Header) error {
+	expected, ok := c.sums[hdr.Name]
+	if !ok || c.seen[hdr.Name] || hdr.Typeflag != tar.TypeReg {
+		c.bad.Extra = append(c.bad.Extra, hdr.Name)
+		return nil
+	}
+	c.seen[hdr.Name] = true
+	target := ""
+	if c.dir != "" && (c.want == nil || c.want(hdr.Name)) {
+		target = filepath.Join(c.dir, filepath.FromSlash(hdr.Name))
+	}
+	got, data, err := consume(r, target, hdr.Name == MetadataFile)
+	if err != nil {
+		return fmt.Errorf("failed to read %s: %w", hdr.Name, err)
+	}
+	if got != expected {
+		c.bad.Changed = append(c.bad.Changed, hdr.Name)
+	}
+	if data != nil {
+		c.metadata = data
+	}
+	return nil
+}
+
+// consume hashes one entry, writing it to target unless target is empty and
+// returning its content when keep is set.
+func consume(r io.Reader, target string, keep bool) (string, []byte, error) {
+	h := sha256.New()
+	writers := []io.Writer{h}
+	var kept bytes.Buffer
+	if keep {
+		writers = append(writers, &kept)
+		r = io.LimitReader(r, maxChecksumsSize)
+	}
+	var out *os.File
+	if target != "" {
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return "", nil, err
+		}
+		var err error
+		if out, err = os.Create(target); err != nil {
+			return "", nil, err
+		}
+		writers = append(writers, out)
+	}
+	_, err := io.Copy(io.MultiWriter(writers...), r)
+	if out != nil {
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	if !keep {
+		return hex.EncodeToString(h.Sum(nil)), nil, nil
+	}
+	return hex.EncodeToString(h.Sum(nil)), kept.Bytes(), nil
+}
+
+// finish decodes the metadata of a bundle whose files all matched.
+func finish(list, metadata []byte, files int) (*Verified, error) {
+	if metadata == nil {
+		return nil, fmt.Errorf("the bundle has no %s", MetadataFile)
+	}
+	v := &Verified{Checksum: "sha256:" + sumBytes(list), Files: files}
+	if err := json.Unmarshal(metadata, &v.Metadata); err != nil {
+		return nil, fmt.Errorf("failed to decode %s: %w", MetadataFile, err)
+	}
+	if v.Metadata.FormatVersion != FormatVersion {
+		return nil, fmt.Errorf("bundle format version %d is not supported (want %d)", v.Metadata.FormatVersion, FormatVersion)
+	}
+	return v, nil
+}

@@ -1,0 +1,175 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// Defaults of Options.
+const (
+	DefaultJobs     = 4
+	DefaultAttempts = 3
+	DefaultBackoff  = time.Second
+)
+
+// Item is one image to copy.
+type Item struct {
+	// Ref is the image's upstream reference; the copy goes to Ref
+	// relocated to the destination registry.
+	Ref string
+	// Image is the image's content.
+	Image v1.Image
+}
+
+// Options tune Copy and Pull.
+type Options struct {
+	// Jobs is how many images are copied at a time; 0 is DefaultJobs.
+	Jobs int
+	// Attempts is how often an image copy is tried before Copy gives up;
+	// 0 is DefaultAttempts.
+	Attempts int
+	// Backoff is the wait before the second attempt, doubled for each
+	// further one; 0 is DefaultBackoff.
+	Backoff time.Duration
+	// PlainHTTP talks HTTP instead of HTTPS to the destination registry
+	// (loopback and private addresses always use HTTP).
+	PlainHTTP bool
+	// Transport is the HTTP transport; nil is remote.DefaultTransport.
+	Transport http.RoundTripper
+	// Progress receives one line per copied image; nil discards them.
+	Progress io.Writer
+	// Platform selects the image of a multi-platform index when pulling;
+	// nil is linux/amd64.
+	Platform *v1.Platform
+}
+
+func (o Options) withDefaults() Options {
+	if o.Jobs <= 0 {
+		o.Jobs = DefaultJobs
+	}
+	if o.Attempts <= 0 {
+		o.Attempts = DefaultAttempts
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = DefaultBackoff
+	}
+	if o.Transport == nil {
+		o.Transport = remote.DefaultTransport
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Platform == nil {
+		o.Platform = &v1.Platform{OS: "linux", Architecture: "amd64"}
+	}
+	return o
+}
+
+// remoteOptions are the go-containerregistry options of one request series.
+func (o Options) remoteOptions(ctx context.Context) []remote.Option {
+	return []remote.Option{
+		remote.WithContext(ctx),
+		remote.WithTransport(o.Transport),
+		remote.WithAuthFromKeychain(authn.DefaultKeychain),
+		remote.WithPlatform(*o.Platform),
+		remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
+		remote.WithRetryBackoff(remote.Backoff{Duration: o.Backoff / 4, Factor: 2, Jitter: 0.1, Steps: 3}),
+	}
+}
+
+// Copy writes every item to dst under its relocated reference, opts.Jobs
+// images at a time. remote.Write asks the registry for each blob first and
+// uploads only the missing ones, so a second copy uploads no blob. Each
+// image is tried opts.Attempts times; the error names every image that
+// failed.
+func Copy(ctx context.Context, items []Item, dst Registry, opts Options) error {
+	opts = opts.withDefaults()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		done int
+	)
+	slots := make(chan struct{}, opts.Jobs)
+	for _, item := range items {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			target, err := copyOne(ctx, item, dst, opts)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			done++
+			fmt.Fprintf(opts.Progress, "pushed %d/%d %s -> %s\n", done, len(items), item.Ref, target)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// copyOne writes one item, retrying.
+func copyOne(ctx context.Context, item Item, dst Registry, opts Options) (string, error) {
+	target, err := dst.Relocate(item.Ref)
+	if err != nil {
+		return "", err
+	}
+	var nameOpts []name.Option
+	if opts.PlainHTTP {
+		nameOpts = append(nameOpts, name.Insecure)
+	}
+	ref, err := name.ParseReference(target, nameOpts...)
+	if err != nil {
+		return "", fmt.Errorf("failed to parse image %q: %w", target, err)
+	}
+	wait := opts.Backoff
+	for attempt := 1; ; attempt++ {
+		err = remote.Write(ref, item.Image, opts.remoteOptions(ctx)...)
+		if err == nil {
+			return target, nil
+		}
+		if attempt >= opts.Attempts || ctx.Err() != nil {
+			return "", fmt.Errorf("failed to push %s to %s after %d attempts: %w", item.Ref, target, attempt, err)
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("failed to push %s to %s: %w", item.Ref, target, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// Pull returns the images of refs from their upstream registries, or from
+// the mirrors m names. Only manifests and configs are fetched here; layers
+// are read when the images are written.
+func Pull(ctx context.Context, refs []string, m Mirrors, opts Options) ([]Item, error) {
+	opts = opts.withDefaults()
+	items := make([]Item, 0, len(refs))
+	for _, ref := range refs {
+		src, err := m.Source(ref)
+		if err != nil {
+			return nil, err
+		}
+		img, err := remote.Image(src, opts.remoteOptions(ctx)...)
+		if err != nil {
+			return nil, fmt.Errorf("failed to pull %s from %s: %w", ref, src, err)
+		}
+		items = append(items, Item{Ref: ref, Image: img})
+	}
+	return items, nil
+}

@@ -1,0 +1,212 @@
+package scale
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	cdicorev1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/simulator"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// infraNamespace is the tenant namespace on the infra cluster.
+const infraNamespace = "cluster-scale"
+
+// rig is two control planes with the simulator running.
+type rig struct {
+	user, infra *envtest.Env
+}
+
+func startRig(tb testing.TB) *rig {
+	tb.Helper()
+	r := &rig{
+		infra: envtest.Start(tb, envtest.WithControllerManager(), envtest.WithKubeconfigNamespace(infraNamespace)),
+		user:  envtest.Start(tb, envtest.WithControllerManager()),
+	}
+	ctx := tb.Context()
+	for _, obj := range []ctrlruntimeclient.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: infraNamespace}},
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "standard"}, Provisioner: "rancher.io/local-path"},
+		&cdicorev1beta1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "standard"}},
+	} {
+		if err := r.infra.Client.Create(ctx, obj); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := r.user.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system"}}); ctrlruntimeclient.IgnoreAlreadyExists(err) != nil {
+		tb.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(r.infra.Config, ctrl.Options{Scheme: r.infra.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := simulator.Add(mgr, simulator.Options{UserClient: r.user.Client}); err != nil {
+		tb.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = mgr.Start(runCtx) }()
+	tb.Cleanup(func() { cancel(); <-done })
+	return r
+}
+
+// controllerProcess is a running machine-controller binary.
+type controllerProcess struct {
+	cmd         *exec.Cmd
+	metricsAddr string
+}
+
+// startController builds cmd/machine-controller and runs it against the rig.
+func startController(tb testing.TB, r *rig) *controllerProcess {
+	tb.Helper()
+	dir := tb.TempDir()
+	bin := filepath.Join(dir, "machine-controller")
+	build := exec.CommandContext(tb.Context(), "go", "build", "-o", bin, "github.com/kubevirt-kkp/kkp-kubevirt/cmd/machine-controller")
+	if out, err := build.CombinedOutput(); err != nil {
+		tb.Fatalf("failed to build machine-controller: %v\n%s", err, out)
+	}
+	user, infra := filepath.Join(dir, "user.kubeconfig"), filepath.Join(dir, "infra.kubeconfig")
+	for path, content := range map[string][]byte{user: r.user.KubeconfigBytes, infra: r.infra.KubeconfigBytes} {
+		if err := os.WriteFile(path, content, 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	metricsAddr := freeAddr(tb)
+	cmd := exec.Command(bin, "run", "--kubeconfig", user, "--infra-kubeconfig", infra,
+		"--worker-count", "20", "--qps", "200", "--burst", "400",
+		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", "0")
+	cmd.Env = append(os.Environ(), "KUBEVIRT_KUBECONFIG=", "CLUSTER_ID=", "PROJECT_ID=")
+	logFile, err := os.Create(filepath.Join(dir, "controller.log"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		_ = logFile.Close()
+	})
+	return &controllerProcess{cmd: cmd, metricsAddr: metricsAddr}
+}
+
+// peakRSS is the process's peak resident set size (VmHWM) in bytes.
+func (p *controllerProcess) peakRSS() (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", p.cmd.Process.Pid)
+}
+
+// requestsByHost sums the controller's rest_client_requests_total by API
+// server host:port.
+func (p *controllerProcess) requestsByHost(ctx context.Context) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.metricsAddr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("failed to scrape the controller: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+			continue
+		}
+		host := labelValue(line, "host")
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			return nil, fmt.Errorf("bad metric line %q: %w", line, err)
+		}
+		out[host] += v
+	}
+	return out, sc.Err()
+}
+
+func labelValue(line, name string) string {
+	_, rest, ok := strings.Cut(line, name+`="`)
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(rest, `"`)
+	return v
+}
+
+// hostOf is the host:port of an envtest API server, as client-go labels it.
+func hostOf(tb testing.TB, env *envtest.Env) string {
+	tb.Helper()
+	u, err := url.Parse(env.Config.Host)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if u.Host == "" {
+		return env.Config.Host
+	}
+	return u.Host
+}
+
+func freeAddr(tb testing.TB) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
+}
+
+func waitUntil(ctx context.Context, timeout time.Duration, what string, cond func() (bool, string, error)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, state, err := cond()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %s waiting for %s: %s", timeout, what, state)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

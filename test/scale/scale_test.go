@@ -1,0 +1,208 @@
+package scale
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	kubevirtcorev1 "kubevirt.io/api/core/v1"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// providerSpec is the MachineDeployment's providerSpec.value; the infra
+// kubeconfig comes from the controller's --infra-kubeconfig.
+const providerSpec = `{"cloudProvider":"kubevirt","operatingSystem":"ubuntu","operatingSystemSpec":{},
+"cloudProviderSpec":{"clusterName":"scale","virtualMachine":{"template":{"cpus":"1","memory":"1Gi",
+"primaryDisk":{"osImage":"http://127.0.0.1/ubuntu.img","size":"10Gi","storageClassName":"standard","storageAccessType":"ReadWriteOnce"}}}}}`
+
+// result is one measured scale-up.
+type result struct {
+	replicas       int
+	controllerTime time.Duration
+	rawTime        time.Duration
+	userRequests   float64
+	infraRequests  float64
+	peakRSS        int64
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("%d replicas: controller %s, raw client %s (ratio %.2f), requests per Machine: user %.1f, infra %.1f, controller peak RSS %d MiB",
+		r.replicas, r.controllerTime.Round(time.Millisecond), r.rawTime.Round(time.Millisecond),
+		r.controllerTime.Seconds()/r.rawTime.Seconds(), r.userRequests/float64(r.replicas), r.infraRequests/float64(r.replicas), r.peakRSS>>20)
+}
+
+// measure runs the raw baseline on one rig, then the controller on a fresh
+// one, in the same process one after the other.
+func measure(tb testing.TB, replicas int, timeout time.Duration) result {
+	tb.Helper()
+	res := result{replicas: replicas}
+	raw := startRig(tb)
+	var err error
+	if res.rawTime, err = rawScaleUp(tb, raw, replicas, timeout); err != nil {
+		tb.Fatal(err)
+	}
+	r := startRig(tb)
+	ctrlProc := startController(tb, r)
+	if res.controllerTime, err = controllerScaleUp(tb, r, replicas, timeout); err != nil {
+		tb.Fatal(err)
+	}
+	byHost, err := ctrlProc.requestsByHost(tb.Context())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res.userRequests, res.infraRequests = byHost[hostOf(tb, r.user)], byHost[hostOf(tb, r.infra)]
+	if res.peakRSS, err = ctrlProc.peakRSS(); err != nil {
+		tb.Fatal(err)
+	}
+	return res
+}
+
+// controllerScaleUp creates a MachineDeployment of replicas and waits until
+// every VM exists and every Machine has a nodeRef.
+func controllerScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (time.Duration, error) {
+	tb.Helper()
+	ctx := tb.Context()
+	md := &clusterv1alpha1.MachineDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "scale", Namespace: "kube-system"},
+		Spec: clusterv1alpha1.MachineDeploymentSpec{
+			Replicas: ptr.To(int32(replicas)),
+			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"md": "scale"}},
+			Template: clusterv1alpha1.MachineTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"md": "scale"}},
+				Spec: clusterv1alpha1.MachineSpec{
+					ProviderSpec: clusterv1alpha1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(providerSpec)}},
+					Versions:     clusterv1alpha1.MachineVersionInfo{Kubelet: "1.33.4"},
+				},
+			},
+		},
+	}
+	start := time.Now()
+	if err := r.user.Client.Create(ctx, md); err != nil {
+		return 0, err
+	}
+	err := waitUntil(ctx, timeout, "every VM and nodeRef", func() (bool, string, error) {
+		vms := &kubevirtcorev1.VirtualMachineList{}
+		if err := r.infra.Client.List(ctx, vms, ctrlruntimeclient.InNamespace(infraNamespace)); err != nil {
+			return false, "", err
+		}
+		machines := &clusterv1alpha1.MachineList{}
+		if err := r.user.Client.List(ctx, machines, ctrlruntimeclient.InNamespace("kube-system")); err != nil {
+			return false, "", err
+		}
+		linked := 0
+		for _, m := range machines.Items {
+			if m.Status.NodeRef != nil {
+				linked++
+			}
+		}
+		state := fmt.Sprintf("%d VMs, %d Machines, %d with nodeRef", len(vms.Items), len(machines.Items), linked)
+		if len(vms.Items) > replicas {
+			return false, state, fmt.Errorf("duplicate VMs: %s", state)
+		}
+		return len(vms.Items) == replicas && linked == replicas && len(machines.Items) == replicas, state, nil
+	})
+	return time.Since(start), err
+}
+
+// rawScaleUp creates what the controller would, directly: per Machine the
+// user-data Secret and the VirtualMachine (built by the same builder) on the
+// infra cluster and the Machine on the user cluster, then waits until every
+// guest's Node is Ready.
+func rawScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (time.Duration, error) {
+	tb.Helper()
+	ctx := tb.Context()
+	getenv := func(key string) string {
+		if key == "KUBEVIRT_KUBECONFIG" {
+			return string(r.infra.KubeconfigBytes)
+		}
+		return ""
+	}
+	settings, _, err := config.Load(ctx, []byte(providerSpec), nil, config.Options{Getenv: getenv})
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for i := range replicas {
+		name := fmt.Sprintf("scale-raw-%04d", i)
+		objs, err := vm.Build(vm.Input{Settings: settings, Machine: vm.MachineInfo{Name: name, MachineDeployment: "scale"},
+			Facts: vm.Facts{Namespace: infraNamespace}, UserData: "#cloud-config\n"})
+		if err != nil {
+			return 0, err
+		}
+		machine := &clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system"}}
+		for _, c := range []struct {
+			c   ctrlruntimeclient.Client
+			obj ctrlruntimeclient.Object
+		}{{r.infra.Client, objs.UserDataSecret}, {r.infra.Client, objs.VirtualMachine}, {r.user.Client, machine}} {
+			if err := c.c.Create(ctx, c.obj); err != nil {
+				return 0, err
+			}
+		}
+	}
+	err = waitUntil(ctx, timeout, "every Node Ready", func() (bool, string, error) {
+		nodes := &corev1.NodeList{}
+		if err := r.user.Client.List(ctx, nodes); err != nil {
+			return false, "", err
+		}
+		ready := 0
+		for _, n := range nodes.Items {
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		return ready == replicas, fmt.Sprintf("%d Nodes ready", ready), nil
+	})
+	return time.Since(start), err
+}
+
+// TestScaleUpSmall runs the benchmark's path at a size make test affords and
+// holds the controller to its request budget.
+func TestScaleUpSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the controller")
+	}
+	res := measure(t, 10, 2*time.Minute)
+	t.Log(res)
+	// Per Machine on the infra cluster: the 3 writes of Create, the Secret
+	// owner patch included, plus the informer starts shared by all Machines.
+	if perMachine := res.infraRequests / float64(res.replicas); perMachine > 6 {
+		t.Errorf("infra requests per Machine = %.1f, want <= 6", perMachine)
+	}
+}
+
+// BenchmarkScaleUp takes a MachineDeployment from 0 to SCALE_REPLICAS
+// (default 1000) replicas; see docs/benchmarks.md.
+func BenchmarkScaleUp(b *testing.B) {
+	replicas := 1000
+	if v := os.Getenv("SCALE_REPLICAS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			b.Fatalf("SCALE_REPLICAS: %v", err)
+		}
+		replicas = n
+	}
+	for b.Loop() {
+		res := measure(b, replicas, 20*time.Minute)
+		b.Log(res)
+		b.ReportMetric(res.controllerTime.Seconds(), "s-controller")
+		b.ReportMetric(res.rawTime.Seconds(), "s-raw")
+		b.ReportMetric(res.controllerTime.Seconds()/res.rawTime.Seconds(), "time-ratio")
+		b.ReportMetric(res.userRequests/float64(replicas), "user-req/machine")
+		b.ReportMetric(res.infraRequests/float64(replicas), "infra-req/machine")
+		b.ReportMetric(float64(res.peakRSS>>20), "peak-MiB")
+	}
+}

@@ -4,9 +4,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/imagecache"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/netpol"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 )
 
@@ -51,6 +54,14 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.DurationVar(&o.StorageClasses.ResyncInterval, "storage-class-resync", 10*time.Minute, "How often tenant storage classes are re-checked (hand edits there are not watched); 0 turns it off.")
 	csiAccess := fs.Bool("csi-access", true, "Keep the CSI driver's ServiceAccount, Role, token and kubeconfig Secret in tenant namespaces.")
 	fs.StringVar(&o.CSIAccess.ServerURL, "csi-infra-server-url", "", "Infra API server address in the CSI driver's kubeconfig; the controller's own when empty.")
+	imageCache := fs.Bool("image-cache", true, "Import the named images of ConfigMap image-cache and remove unused cache DataVolumes (needs CDI).")
+	fs.DurationVar(&o.ImageCache.GracePeriod, "image-cache-grace-period", imagecache.DefaultGracePeriod, "How long a cache DataVolume no VM refers to is kept.")
+	fs.BoolVar(&o.EnableNetworks, "tenant-networks", false, "Turn the CNI configurations of ConfigMap tenant-networks into NetworkAttachmentDefinitions (needs Multus).")
+	networkPolicies := fs.Bool("network-policies", true, "Keep default and custom NetworkPolicies in tenant namespaces.")
+	defaultPolicies := fs.Bool("default-network-policies", true, "Keep the default isolation policies; false deletes them.")
+	fs.Func("network-policy-private-cidrs", "Comma-separated CIDRs the Internet egress rule excludes (default "+strings.Join(netpol.DefaultPrivateCIDRs, ",")+").", list(&o.NetworkPolicies.PrivateCIDRs))
+	fs.Func("network-policy-allowed-cidrs", "Comma-separated further egress destinations, e.g. the tenant API servers.", list(&o.NetworkPolicies.AllowedCIDRs))
+	fs.Func("network-policy-nameservers", "Comma-separated DNS server addresses allowed on port 53 besides the cluster DNS.", list(&o.NetworkPolicies.Nameservers))
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -66,5 +77,24 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	f.qps = float32(qps)
 	o.DisableStorageClasses = !*storageClasses
 	o.DisableCSIAccess = !*csiAccess
+	o.EnableImageCache = *imageCache
+	o.DisableNetworkPolicies = !*networkPolicies
+	o.NetworkPolicies.DisableDefaults = !*defaultPolicies
+	if err := o.NetworkPolicies.Validate(); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// list returns a flag.Func that sets *dst to a comma-separated list.
+func list(dst *[]string) func(string) error {
+	return func(value string) error {
+		*dst = nil
+		for _, item := range strings.Split(value, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				*dst = append(*dst, item)
+			}
+		}
+		return nil
+	}
 }

@@ -35,6 +35,25 @@ func TestParseFlags(t *testing.T) {
 				o.CSIAccess.ServerURL = "https://infra:6443"
 			},
 		},
+		{
+			name: "image cache, networks and policies",
+			args: []string{
+				"--image-cache=false", "--image-cache-grace-period=5m", "--tenant-networks", "--default-network-policies=false",
+				"--network-policy-private-cidrs=10.0.0.0/8, 100.64.0.0/10", "--network-policy-allowed-cidrs=10.1.2.3/32",
+				"--network-policy-nameservers=1.1.1.1",
+			},
+			want: func(o *infracontroller.Options) {
+				o.EnableImageCache = false
+				o.ImageCache.GracePeriod = 5 * time.Minute
+				o.EnableNetworks = true
+				o.NetworkPolicies.DisableDefaults = true
+				o.NetworkPolicies.PrivateCIDRs = []string{"10.0.0.0/8", "100.64.0.0/10"}
+				o.NetworkPolicies.AllowedCIDRs = []string{"10.1.2.3/32"}
+				o.NetworkPolicies.Nameservers = []string{"1.1.1.1"}
+			},
+		},
+		{name: "network policies off", args: []string{"--network-policies=false"}, want: func(o *infracontroller.Options) { o.DisableNetworkPolicies = true }},
+		{name: "an invalid CIDR is refused", args: []string{"--network-policy-allowed-cidrs=10.0.0.0"}, wantErr: true},
 		{name: "empty prefix is refused", args: []string{"--namespace-prefix="}, wantErr: true},
 		{name: "non-positive qps is refused", args: []string{"--kube-api-qps=0"}, wantErr: true},
 		{name: "positional arguments are refused", args: []string{"extra"}, wantErr: true},
@@ -53,6 +72,8 @@ func TestParseFlags(t *testing.T) {
 			want.StorageClasses.SecretKey = "kubeconfig"
 			want.StorageClasses.Bus = "scsi"
 			want.StorageClasses.ResyncInterval = 10 * time.Minute
+			want.EnableImageCache = true
+			want.ImageCache.GracePeriod = time.Hour
 			tc.want(&want)
 			if diff := cmp.Diff(want, f.options, cmp.AllowUnexported(infracontroller.Options{})); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)

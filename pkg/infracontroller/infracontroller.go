@@ -1,6 +1,8 @@
 package infracontroller
 
 import (
+	"maps"
+
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -10,6 +12,9 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/imagecache"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/netpol"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
@@ -29,10 +34,27 @@ type Options struct {
 	CSIAccess csiaccess.Options
 	// DisableCSIAccess turns the CSI driver's infra access objects off.
 	DisableCSIAccess bool
+	// EnableImageCache turns the image cache on: named images imported
+	// per tenant namespace and unused cache DataVolumes removed. It needs
+	// CDI's DataVolume CRD.
+	EnableImageCache bool
+	// ImageCache configures the image cache.
+	ImageCache imagecache.Options
+	// EnableNetworks turns tenant networks on: the CNI configurations of
+	// ConfigMap tenant-networks become NetworkAttachmentDefinitions. It
+	// needs Multus' NetworkAttachmentDefinition CRD.
+	EnableNetworks bool
+	// NetworkPolicies configures the default and custom NetworkPolicies.
+	NetworkPolicies netpol.Options
+	// DisableNetworkPolicies turns the NetworkPolicy controller off
+	// altogether: neither default nor custom policies are kept, and the
+	// ones made earlier stay as they are.
+	DisableNetworkPolicies bool
 }
 
 // DefaultOptions returns the options of a plain Kubermatic layout with
-// every feature switched on.
+// every feature switched on except the image cache and tenant networks,
+// which need CDI's and Multus' CRDs.
 func DefaultOptions() Options {
 	return Options{
 		NamespacePrefix: tenant.DefaultPrefix,
@@ -54,15 +76,29 @@ func (o Options) tenants() tenant.Matcher {
 
 // CacheOptions returns the cache options the manager must be built with:
 // the cache holds only the tenant kubeconfig Secrets, not every Secret of
-// the infra cluster, and only our ServiceAccounts, Roles and RoleBindings.
+// the infra cluster, only our ServiceAccounts, Roles and RoleBindings, only
+// the image-cache ConfigMaps, only cache DataVolumes and only our
+// NetworkAttachmentDefinitions and NetworkPolicies.
 func CacheOptions(o Options) cache.Options {
 	ours := cache.ByObject{Label: csiaccess.Managed()}
-	return cache.Options{ByObject: map[ctrlruntimeclient.Object]cache.ByObject{
+	byObject := map[ctrlruntimeclient.Object]cache.ByObject{
 		&corev1.Secret{}:         {Field: fields.OneTermEqualSelector("metadata.name", o.StorageClasses.SecretNameOrDefault())},
 		&corev1.ServiceAccount{}: ours,
 		&rbacv1.Role{}:           ours,
 		&rbacv1.RoleBinding{}:    ours,
-	}}
+	}
+	// Kinds of switched-off features stay out: the manager would fail to
+	// start when their CRDs are not installed.
+	if o.EnableImageCache {
+		maps.Copy(byObject, imagecache.CacheByObject())
+	}
+	if o.EnableNetworks {
+		maps.Copy(byObject, networks.CacheByObject())
+	}
+	if !o.DisableNetworkPolicies {
+		maps.Copy(byObject, netpol.CacheByObject())
+	}
+	return cache.Options{ByObject: byObject}
 }
 
 // Controllers are the reconcilers Setup registered.
@@ -75,6 +111,12 @@ type Controllers struct {
 	// CSIAccess keeps the CSI driver's infra access objects; nil when
 	// disabled.
 	CSIAccess *csiaccess.Reconciler
+	// ImageCache keeps the image cache; nil when disabled.
+	ImageCache *imagecache.Reconciler
+	// Networks keeps the tenant networks; nil when disabled.
+	Networks *networks.Reconciler
+	// NetworkPolicies keeps the NetworkPolicies; nil when disabled.
+	NetworkPolicies *netpol.Reconciler
 }
 
 // Setup registers the controllers with mgr. All reads go through the
@@ -105,5 +147,32 @@ func Setup(mgr ctrl.Manager, o Options) (*Controllers, error) {
 			return nil, err
 		}
 	}
+	if o.EnableImageCache {
+		c.ImageCache = &imagecache.Reconciler{Reader: mgr.GetCache(), Writer: mgr.GetClient(), Tenants: tenants, Options: o.ImageCache}
+		if err := c.ImageCache.SetupWithManager(mgr); err != nil {
+			return nil, err
+		}
+	}
+	if err := setupNetworking(mgr, o, tenants, c); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// setupNetworking registers the tenant network and NetworkPolicy
+// controllers that o switches on.
+func setupNetworking(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Controllers) error {
+	if o.EnableNetworks {
+		c.Networks = &networks.Reconciler{Reader: mgr.GetCache(), Writer: mgr.GetClient(), Tenants: tenants}
+		if err := c.Networks.SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
+	if !o.DisableNetworkPolicies {
+		c.NetworkPolicies = &netpol.Reconciler{Reader: mgr.GetCache(), Writer: mgr.GetClient(), Tenants: tenants, Options: o.NetworkPolicies}
+		if err := c.NetworkPolicies.SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -60,7 +60,7 @@ func newPropagation(tb testing.TB, n int, qps float32) *propagation {
 		tb.Fatal(err)
 	}
 	o := infracontroller.DefaultOptions()
-	o.DisableStorageClasses, o.DisableCSIAccess = true, true
+	o.DisableStorageClasses, o.DisableCSIAccess, o.DisableNetworkPolicies = true, true, true
 	o.Flavors.Instancetypes, o.Flavors.Preferences = false, false
 	p := &propagation{infra: infra, counter: envtest.NewRequestCounter(), n: n, cpu: 1}
 	p.ctrl = startController(tb, infra.Config, o, p.counter, qps)

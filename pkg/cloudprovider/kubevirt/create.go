@@ -23,8 +23,9 @@ import (
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Create implements cloudprovider.Provider. It writes the user data Secret
-// first, then the VirtualMachine, then makes the VM the Secret's owner, so
+// Create implements cloudprovider.Provider. It finds or creates the
+// namespace's cache DataVolume of a pre-allocated http image, writes the
+// user data Secret, then the VirtualMachine, then makes the VM the Secret's owner, so
 // a VM never exists without the Secret it boots from. Each step finds what
 // an earlier, interrupted call left behind: calling Create again completes
 // the instance and creates nothing twice.
@@ -45,7 +46,7 @@ func (p *Provider) Create(ctx context.Context, _ *zap.SugaredLogger, machine *cl
 	if err := missing.terminal(); err != nil {
 		return nil, err
 	}
-	objs, err := vm.Build(vm.Input{
+	in := vm.Input{
 		Settings: t.settings,
 		Machine: vm.MachineInfo{
 			Name:              machine.Name,
@@ -56,7 +57,11 @@ func (p *Provider) Create(ctx context.Context, _ *zap.SugaredLogger, machine *cl
 		},
 		Facts:    facts,
 		UserData: userdata,
-	})
+	}
+	if in.Facts.CacheDataVolume, err = ensureImageCache(ctx, t.infra, in); err != nil {
+		return nil, err
+	}
+	objs, err := vm.Build(in)
 	if err != nil {
 		return nil, cloudprovider.NewInvalidConfiguration("%v", err)
 	}

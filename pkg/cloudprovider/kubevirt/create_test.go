@@ -10,6 +10,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/imagecache"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,7 +41,10 @@ func TestCreateMatchesBuild(t *testing.T) {
 	want, err := vm.Build(vm.Input{
 		Settings: settings,
 		Machine:  vm.MachineInfo{Name: m.Name, UID: m.UID, Labels: m.Labels},
-		Facts:    vm.Facts{Namespace: f.namespace},
+		Facts: vm.Facts{
+			Namespace:       f.namespace,
+			CacheDataVolume: imagecache.DataVolumeName(settings.PrimaryDisk.Source.URL, settings.PrimaryDisk.StorageClassName),
+		},
 		UserData: testUserData,
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func TestTopologyOf(t *testing.T) {
@@ -120,7 +121,16 @@ cloudProviderSpec:
 		Preference:   v.Spec.Preference.Kind,
 		Region:       v.Labels[vm.LabelRegion],
 		Zone:         v.Labels[vm.LabelZone],
-		Headers:      v.Spec.DataVolumeTemplates[0].Spec.Source.HTTP.ExtraHeaders,
+	}
+	// The root disk clones the image cache, which imports with the headers.
+	if clone := v.Spec.DataVolumeTemplates[0].Spec.Source.PVC; clone == nil {
+		t.Errorf("the root disk does not clone the image cache: %+v", v.Spec.DataVolumeTemplates[0].Spec.Source)
+	} else {
+		var cached cdicorev1beta1.DataVolume
+		if err := f.env.Client.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: clone.Namespace, Name: clone.Name}, &cached); err != nil {
+			t.Fatal(err)
+		}
+		got.Headers = cached.Spec.Source.HTTP.ExtraHeaders
 	}
 	for _, dv := range v.Spec.DataVolumeTemplates {
 		got.AccessModes = append(got.AccessModes, dv.Spec.Storage.AccessModes...)

@@ -58,6 +58,12 @@ func (rs *resolution) primaryDisk(p *field.Path, d *PrimaryDisk) PrimaryDiskSett
 		out.StorageTarget = target
 	}
 	out.Source = rs.imageSource(p, d)
+	disablePath := p.Child("disablePreAllocatedDataVolumes")
+	disabled, set := rs.boolean(disablePath, d.DisablePreAllocatedDataVolumes)
+	if set && disabled && out.Source.Kind != ImageSourceHTTP && out.Source.Kind != "" {
+		rs.warn("%s is ignored: only http images are pre-allocated", disablePath)
+	}
+	out.PreAllocated = out.Source.Kind == ImageSourceHTTP && !disabled
 	return out
 }
 

@@ -134,6 +134,11 @@ func parseCases(t testing.TB) []invalidCase {
 			want:  msg(pVM + `.enableNetworkMultiQueue: Invalid value: "yes": must be a boolean or an object with value, secretKeyRef or configMapKeyRef, not a string`),
 		},
 		{
+			name:  "string as disablePreAllocatedDataVolumes",
+			patch: `{cloudProviderSpec: {virtualMachine: {template: {primaryDisk: {disablePreAllocatedDataVolumes: "off"}}}}}`,
+			want:  msg(pPD + `.disablePreAllocatedDataVolumes: Invalid value: "off": must be a boolean or an object with value, secretKeyRef or configMapKeyRef, not a string`),
+		},
+		{
 			name:  "number as a ConfigVarString value",
 			patch: `{cloudProviderSpec: {virtualMachine: {template: {cpus: {value: 2}}}}}`,
 			want:  msg(pT + `.cpus.value: Invalid value: 2: must be a string, not a number`),

@@ -119,6 +119,11 @@ type PrimaryDiskSettings struct {
 	DiskSettings
 	StorageTarget StorageTarget
 	Source        ImageSource
+	// PreAllocated reports that an http image is imported once per (URL,
+	// storage class) into a cache DataVolume of the namespace and cloned
+	// for each VM. It is true for http sources unless
+	// disablePreAllocatedDataVolumes is set, and false for other sources.
+	PreAllocated bool
 }
 
 // SecondaryDiskSettings is a resolved blank data disk.

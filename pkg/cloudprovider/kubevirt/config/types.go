@@ -96,6 +96,10 @@ type PrimaryDisk struct {
 	OsImage               providerconfig.ConfigVarString `json:"osImage,omitempty"`
 	Source                providerconfig.ConfigVarString `json:"source,omitempty"`
 	PullMethod            providerconfig.ConfigVarString `json:"pullMethod,omitempty"`
+	// DisablePreAllocatedDataVolumes makes every VM import an http image
+	// itself instead of cloning the namespace's cache DataVolume of it.
+	// Additive (seed 000's name).
+	DisablePreAllocatedDataVolumes providerconfig.ConfigVarBool `json:"disablePreAllocatedDataVolumes,omitempty"`
 }
 
 // SecondaryDisk is a blank data disk.

@@ -53,6 +53,7 @@ func featureCases(testing.TB) []validCase {
 			patch: `{cloudProviderSpec: {virtualMachine: {template: {primaryDisk: {osImage: images/ubuntu-22-04}}}}}`,
 			want: func(s *Settings) {
 				s.PrimaryDisk.Source = ImageSource{Kind: ImageSourcePVC, PVCNamespace: "images", PVCName: "ubuntu-22-04"}
+				s.PrimaryDisk.PreAllocated = false
 			},
 		},
 		{
@@ -60,6 +61,7 @@ func featureCases(testing.TB) []validCase {
 			patch: `{cloudProviderSpec: {virtualMachine: {template: {primaryDisk: {source: pvc, osImage: ubuntu.golden}}}}}`,
 			want: func(s *Settings) {
 				s.PrimaryDisk.Source = ImageSource{Kind: ImageSourcePVC, PVCName: "ubuntu.golden"}
+				s.PrimaryDisk.PreAllocated = false
 			},
 		},
 		{
@@ -67,6 +69,7 @@ func featureCases(testing.TB) []validCase {
 			patch: `{cloudProviderSpec: {virtualMachine: {template: {primaryDisk: {osImage: "oci-archive:///images/ubuntu.tar"}}}}}`,
 			want: func(s *Settings) {
 				s.PrimaryDisk.Source = ImageSource{Kind: ImageSourceRegistry, URL: "oci-archive:///images/ubuntu.tar", PullMethod: "node"}
+				s.PrimaryDisk.PreAllocated = false
 			},
 		},
 		{
@@ -84,10 +87,32 @@ func featureCases(testing.TB) []validCase {
 				osImage: "docker://quay.io/os/ubuntu:22.04", extraHeadersSecretRef: headers}}}}}`,
 			want: func(s *Settings) {
 				s.PrimaryDisk.Source = ImageSource{Kind: ImageSourceRegistry, URL: "docker://quay.io/os/ubuntu:22.04", PullMethod: "node"}
+				s.PrimaryDisk.PreAllocated = false
 				s.Warnings = []string{
 					pVM + ".flavor.profile is ignored",
 					pPD + ".extraHeadersSecretRef is ignored: it only applies to http sources",
 				}
+			},
+		},
+		{
+			name:  "pre-allocation switched off",
+			patch: `{cloudProviderSpec: {virtualMachine: {template: {primaryDisk: {disablePreAllocatedDataVolumes: true}}}}}`,
+			want: func(s *Settings) {
+				s.PrimaryDisk.PreAllocated = false
+			},
+		},
+		{
+			name:  "pre-allocation explicitly on",
+			patch: `{cloudProviderSpec: {virtualMachine: {template: {primaryDisk: {disablePreAllocatedDataVolumes: false}}}}}`,
+			want:  func(*Settings) {},
+		},
+		{
+			name:  "switching pre-allocation off for a registry image is ignored",
+			patch: `{cloudProviderSpec: {virtualMachine: {template: {primaryDisk: {osImage: "docker://quay.io/os/ubuntu:22.04", disablePreAllocatedDataVolumes: true}}}}}`,
+			want: func(s *Settings) {
+				s.PrimaryDisk.Source = ImageSource{Kind: ImageSourceRegistry, URL: "docker://quay.io/os/ubuntu:22.04", PullMethod: "node"}
+				s.PrimaryDisk.PreAllocated = false
+				s.Warnings = []string{pPD + ".disablePreAllocatedDataVolumes is ignored: only http images are pre-allocated"}
 			},
 		},
 		{

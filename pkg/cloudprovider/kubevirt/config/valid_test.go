@@ -35,6 +35,7 @@ func baseSettings(t testing.TB) *Settings {
 			DiskSettings:  DiskSettings{Size: *qty("20Gi"), StorageClassName: "fast"},
 			StorageTarget: StorageTargetStorage,
 			Source:        ImageSource{Kind: ImageSourceHTTP, URL: "http://images.example.com/ubuntu-22.04.img"},
+			PreAllocated:  true,
 		},
 		NetworkMultiQueue: true,
 		EvictionStrategy:  kubevirtcorev1.EvictionStrategyExternal,

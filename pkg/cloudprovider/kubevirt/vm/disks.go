@@ -84,6 +84,11 @@ func dataVolumeTemplates(in Input) ([]kubevirtcorev1.DataVolumeTemplateSpec, err
 	if err != nil {
 		return nil, err
 	}
+	if in.Facts.CacheDataVolume != "" && s.PrimaryDisk.PreAllocated {
+		source = &cdicorev1beta1.DataVolumeSource{
+			PVC: &cdicorev1beta1.DataVolumeSourcePVC{Namespace: in.Facts.Namespace, Name: in.Facts.CacheDataVolume},
+		}
+	}
 	target := s.PrimaryDisk.StorageTarget
 	out := []kubevirtcorev1.DataVolumeTemplateSpec{{
 		ObjectMeta: metav1.ObjectMeta{

@@ -77,6 +77,7 @@ type goldenCase struct {
 		Zone             string                                       `json:"zone,omitempty"`
 		SpreadZone       string                                       `json:"spreadZone,omitempty"`
 		ExtraHeaders     []string                                     `json:"extraHeaders,omitempty"`
+		CacheDataVolume  string                                       `json:"cacheDataVolume,omitempty"`
 	} `json:"facts,omitempty"`
 	// Env overrides the fixed environment of config.Load.
 	Env map[string]string `json:"env,omitempty"`
@@ -326,6 +327,7 @@ func caseInput(c goldenCase, s *config.Settings) Input {
 			Zone:             c.Facts.Zone,
 			SpreadZone:       c.Facts.SpreadZone,
 			ExtraHeaders:     c.Facts.ExtraHeaders,
+			CacheDataVolume:  c.Facts.CacheDataVolume,
 		},
 		UserData: c.UserData,
 	}

@@ -47,4 +47,9 @@ type Facts struct {
 	SpreadZone string
 	// ExtraHeaders resolved from primaryDisk.extraHeadersSecretRef, sorted.
 	ExtraHeaders []string
+	// CacheDataVolume names the cache DataVolume in Namespace that holds
+	// the primary disk's http image; the root disk then clones it instead
+	// of importing the image. "" imports directly, and so does a primary
+	// disk that is not PreAllocated.
+	CacheDataVolume string
 }

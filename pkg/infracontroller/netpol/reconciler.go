@@ -1,0 +1,162 @@
+package netpol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+)
+
+// ControllerName names the controller in logs and metrics.
+const ControllerName = "network-policies"
+
+// CacheByObject returns what the manager's cache must select for this
+// controller: only our NetworkPolicies.
+func CacheByObject() map[ctrlruntimeclient.Object]cache.ByObject {
+	return map[ctrlruntimeclient.Object]cache.ByObject{
+		&networkingv1.NetworkPolicy{}: {Label: labels.SelectorFromSet(labels.Set{tenant.ManagedByLabel: tenant.ManagedByValue})},
+	}
+}
+
+// Reconciler keeps the NetworkPolicies of one tenant namespace per
+// request.
+type Reconciler struct {
+	// Reader reads Namespaces and NetworkPolicies; the manager's cache set
+	// up with CacheByObject.
+	Reader ctrlruntimeclient.Reader
+	// Writer writes NetworkPolicies.
+	Writer ctrlruntimeclient.Writer
+	// Tenants recognises tenant namespaces.
+	Tenants tenant.Matcher
+	// Options configures the policies.
+	Options Options
+
+	configMaps cache.Cache
+}
+
+// SetupWithManager registers the controller and a cache of the
+// ConfigMaps named ConfigMapName.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := r.Tenants.Validate(); err != nil {
+		return err
+	}
+	if err := r.Options.Validate(); err != nil {
+		return err
+	}
+	configMaps, err := tenant.ConfigMapCache(mgr, ConfigMapName)
+	if err != nil {
+		return err
+	}
+	r.configMaps = configMaps
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
+		Watches(&networkingv1.NetworkPolicy{}, r.Tenants.EnqueueOwnNamespace()).
+		WatchesRawSource(r.Tenants.ConfigMapSource(configMaps)).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("failed to set up the %s controller: %w", ControllerName, err)
+	}
+	return nil
+}
+
+// Reconcile brings the policies of one tenant namespace up to date: the
+// defaults, then the custom ones (a custom policy named like a default one
+// replaces it); our policies no longer wanted are deleted.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	namespace, live, err := r.Tenants.Live(ctx, r.Reader, req)
+	if err != nil || !live {
+		return reconcile.Result{}, err
+	}
+	custom, err := r.custom(ctx, namespace)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	wanted := map[string]networkingv1.NetworkPolicy{}
+	for _, p := range append(r.Options.Defaults(namespace), custom...) {
+		wanted[p.Name] = p
+	}
+	var list networkingv1.NetworkPolicyList
+	if err := r.Reader.List(ctx, &list, ctrlruntimeclient.InNamespace(namespace)); err != nil {
+		return reconcile.Result{}, fmt.Errorf("failed to list the NetworkPolicies of %s: %w", namespace, err)
+	}
+	ours := map[string]*networkingv1.NetworkPolicy{}
+	for i := range list.Items {
+		if tenant.IsManaged(&list.Items[i]) {
+			ours[list.Items[i].Name] = &list.Items[i]
+		}
+	}
+	var errs []error
+	for name, want := range wanted {
+		errs = append(errs, r.ensure(ctx, &want, ours[name]))
+		delete(ours, name)
+	}
+	for _, stale := range ours {
+		log.FromContext(ctx).Info("deleting a NetworkPolicy no longer wanted", "name", stale.Name)
+		err := r.Writer.Delete(ctx, stale, ctrlruntimeclient.Preconditions{UID: ptr.To(stale.UID)})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = append(errs, fmt.Errorf("failed to delete NetworkPolicy %s/%s: %w", namespace, stale.Name, err))
+		}
+	}
+	return reconcile.Result{}, errors.Join(errs...)
+}
+
+// custom returns the valid custom policies of the namespace; invalid
+// entries are logged and skipped.
+func (r *Reconciler) custom(ctx context.Context, namespace string) ([]networkingv1.NetworkPolicy, error) {
+	var cm corev1.ConfigMap
+	err := r.configMaps.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: ConfigMapName}, &cm)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to read ConfigMap %s/%s: %w", namespace, ConfigMapName, err)
+	}
+	policies, err := ParseCustom(&cm)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "skipping invalid policies")
+	}
+	return policies, nil
+}
+
+// ensure creates want or updates our have when its labels or spec differ.
+// The cache sees only ours, so a foreign policy of the same name makes
+// Create fail with AlreadyExists, and it is left alone.
+func (r *Reconciler) ensure(ctx context.Context, want, have *networkingv1.NetworkPolicy) error {
+	if have == nil {
+		err := r.Writer.Create(ctx, want)
+		if apierrors.IsAlreadyExists(err) {
+			log.FromContext(ctx).Info("leaving a NetworkPolicy we did not create alone", "name", want.Name)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("failed to create NetworkPolicy %s/%s: %w", want.Namespace, want.Name, err)
+		}
+		return nil
+	}
+	if have.Labels[Label] == want.Labels[Label] && equality.Semantic.DeepEqual(have.Spec, want.Spec) {
+		return nil
+	}
+	updated := have.DeepCopy()
+	updated.Labels[Label] = want.Labels[Label]
+	updated.Spec = want.Spec
+	err := r.Writer.Update(ctx, updated)
+	if err != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("failed to update NetworkPolicy %s/%s: %w", want.Namespace, want.Name, err)
+	}
+	return nil
+}

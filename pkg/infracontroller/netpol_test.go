@@ -1,0 +1,148 @@
+package infracontroller_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/netpol"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+)
+
+const allowLB = `
+podSelector: {matchLabels: {kubevirt.io: virt-launcher}}
+ingress:
+- ports: [{port: 30443}]
+`
+
+func TestNetworkPolicies(t *testing.T) {
+	env := envtest.Start(t, envtest.WithCRDFiles())
+	ctx, c := t.Context(), env.Client
+	o := infracontroller.DefaultOptions()
+	o.Flavors, o.DisableStorageClasses, o.DisableCSIAccess = flavorsOff(), true, true
+	o.NetworkPolicies.Nameservers = []string{"1.1.1.1"}
+	const ns = "cluster-isolated"
+	createTenant(t, c, ns, nil)
+	createTenant(t, c, "not-a-tenant", nil)
+	// A policy we did not create, named like a default one.
+	foreign := &networkingv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-foreign", Name: netpol.IsolationPolicyName},
+		Spec:       networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}},
+	}
+	createTenant(t, c, foreign.Namespace, nil)
+	if err := c.Create(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	run := startController(t, env.Config, o, nil, -1)
+	defaults := o.NetworkPolicies.Defaults(ns)
+
+	t.Run("every tenant namespace gets the default policies", func(t *testing.T) {
+		eventually(t, wait, func() error { return checkPolicies(ctx, c, ns, defaults) })
+	})
+	t.Run("other namespaces get none", func(t *testing.T) {
+		never(t, time.Second, func() error { return checkPolicies(ctx, c, "not-a-tenant", nil) })
+	})
+	t.Run("a policy we did not create is left alone", func(t *testing.T) {
+		var have networkingv1.NetworkPolicy
+		if err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(foreign), &have); err != nil {
+			t.Fatal(err)
+		}
+		if have.ResourceVersion != foreign.ResourceVersion {
+			t.Error("the foreign policy was modified")
+		}
+	})
+	t.Run("a hand-edited default policy is restored", func(t *testing.T) {
+		var have networkingv1.NetworkPolicy
+		if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: ns, Name: netpol.IsolationPolicyName}, &have); err != nil {
+			t.Fatal(err)
+		}
+		have.Spec.Egress = nil
+		if err := c.Update(ctx, &have); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, wait, func() error { return checkPolicies(ctx, c, ns, defaults) })
+	})
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: netpol.ConfigMapName},
+		Data:       map[string]string{"allow-lb": allowLB, "broken": "podSelector: 3"},
+	}
+	custom := func() []networkingv1.NetworkPolicy {
+		policies, _ := netpol.ParseCustom(cm)
+		return policies
+	}
+	t.Run("custom policies are added, invalid ones skipped", func(t *testing.T) {
+		if err := c.Create(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(custom()); n != 1 {
+			t.Fatalf("parsed %d valid custom policies, want 1", n)
+		}
+		eventually(t, wait, func() error { return checkPolicies(ctx, c, ns, append(slices.Clone(defaults), custom()...)) })
+		// The spec of a stored custom policy equals the parsed one, so
+		// the controller settles instead of updating it again and again.
+		var have networkingv1.NetworkPolicy
+		if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: ns, Name: "allow-lb"}, &have); err != nil {
+			t.Fatal(err)
+		}
+		never(t, time.Second, func() error { return sameVersion(ctx, c, &have) })
+	})
+	t.Run("a custom policy removed from the list is deleted", func(t *testing.T) {
+		delete(cm.Data, "allow-lb")
+		if err := c.Update(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, wait, func() error { return checkPolicies(ctx, c, ns, defaults) })
+	})
+	t.Run("switching the defaults off deletes them", func(t *testing.T) {
+		run.stop()
+		o.NetworkPolicies.DisableDefaults = true
+		startController(t, env.Config, o, nil, -1)
+		eventually(t, wait, func() error { return checkPolicies(ctx, c, ns, nil) })
+	})
+}
+
+// checkPolicies compares the policies in namespace carrying our label
+// with want (names, labels and specs).
+func checkPolicies(ctx context.Context, c ctrlruntimeclient.Client, namespace string, want []networkingv1.NetworkPolicy) error {
+	var list networkingv1.NetworkPolicyList
+	if err := c.List(ctx, &list, ctrlruntimeclient.InNamespace(namespace), ctrlruntimeclient.HasLabels{netpol.Label}); err != nil {
+		return err
+	}
+	type view struct {
+		Labels map[string]string
+		Spec   networkingv1.NetworkPolicySpec
+	}
+	got, expected := map[string]view{}, map[string]view{}
+	for _, p := range list.Items {
+		got[p.Name] = view{p.Labels, p.Spec}
+	}
+	for _, p := range want {
+		expected[p.Name] = view{p.Labels, p.Spec}
+	}
+	if !equality.Semantic.DeepEqual(expected, got) {
+		return fmt.Errorf("policies of %s (-want +got):\n%s", namespace, cmp.Diff(expected, got))
+	}
+	return nil
+}
+
+func sameVersion(ctx context.Context, c ctrlruntimeclient.Client, want *networkingv1.NetworkPolicy) error {
+	var have networkingv1.NetworkPolicy
+	if err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(want), &have); err != nil {
+		return err
+	}
+	if have.ResourceVersion != want.ResourceVersion {
+		return fmt.Errorf("policy %s was updated", want.Name)
+	}
+	return nil
+}

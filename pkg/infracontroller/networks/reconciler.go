@@ -1,0 +1,158 @@
+package networks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+)
+
+// ControllerName names the controller in logs and metrics.
+const ControllerName = "tenant-networks"
+
+// CacheByObject returns what the manager's cache must select for this
+// controller: only our NetworkAttachmentDefinitions.
+func CacheByObject() map[ctrlruntimeclient.Object]cache.ByObject {
+	return map[ctrlruntimeclient.Object]cache.ByObject{
+		newObject(): {Label: labels.SelectorFromSet(labels.Set{tenant.ManagedByLabel: tenant.ManagedByValue, Label: "true"})},
+	}
+}
+
+// Reconciler keeps the NetworkAttachmentDefinitions of one tenant
+// namespace per request.
+type Reconciler struct {
+	// Reader reads Namespaces and NetworkAttachmentDefinitions; the
+	// manager's cache set up with CacheByObject.
+	Reader ctrlruntimeclient.Reader
+	// Writer writes NetworkAttachmentDefinitions.
+	Writer ctrlruntimeclient.Writer
+	// Tenants recognises tenant namespaces.
+	Tenants tenant.Matcher
+
+	configMaps cache.Cache
+}
+
+// SetupWithManager registers the controller and a cache of the
+// ConfigMaps named ConfigMapName.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := r.Tenants.Validate(); err != nil {
+		return err
+	}
+	configMaps, err := tenant.ConfigMapCache(mgr, ConfigMapName)
+	if err != nil {
+		return err
+	}
+	r.configMaps = configMaps
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
+		Watches(newObject(), r.Tenants.EnqueueOwnNamespace()).
+		WatchesRawSource(r.Tenants.ConfigMapSource(configMaps)).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("failed to set up the %s controller: %w", ControllerName, err)
+	}
+	return nil
+}
+
+// Reconcile brings the networks of one tenant namespace up to date.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	namespace, live, err := r.Tenants.Live(ctx, r.Reader, req)
+	if err != nil || !live {
+		return reconcile.Result{}, err
+	}
+	networks, err := r.networks(ctx, namespace)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(NetworkAttachmentDefinitionGVK.GroupVersion().WithKind(NetworkAttachmentDefinitionGVK.Kind + "List"))
+	if err := r.Reader.List(ctx, list, ctrlruntimeclient.InNamespace(namespace)); err != nil {
+		return reconcile.Result{}, fmt.Errorf("failed to list the NetworkAttachmentDefinitions of %s: %w", namespace, err)
+	}
+	ours := map[string]*unstructured.Unstructured{}
+	for i := range list.Items {
+		if tenant.IsManaged(&list.Items[i]) && list.Items[i].GetLabels()[Label] == "true" {
+			ours[list.Items[i].GetName()] = &list.Items[i]
+		}
+	}
+	var errs []error
+	for _, n := range networks {
+		errs = append(errs, r.ensure(ctx, attachment(namespace, n), ours[n.Name]))
+		delete(ours, n.Name)
+	}
+	for _, stale := range ours {
+		log.FromContext(ctx).Info("deleting a network no longer listed", "name", stale.GetName())
+		err := r.Writer.Delete(ctx, stale, ctrlruntimeclient.Preconditions{UID: ptr.To(stale.GetUID())})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = append(errs, fmt.Errorf("failed to delete NetworkAttachmentDefinition %s/%s: %w", namespace, stale.GetName(), err))
+		}
+	}
+	return reconcile.Result{}, errors.Join(errs...)
+}
+
+// networks returns the valid networks of the namespace; invalid entries
+// are logged and skipped, and an unreadable list deletes nothing.
+func (r *Reconciler) networks(ctx context.Context, namespace string) ([]Network, error) {
+	var cm corev1.ConfigMap
+	err := r.configMaps.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: ConfigMapName}, &cm)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to read ConfigMap %s/%s: %w", namespace, ConfigMapName, err)
+	}
+	networks, err := ParseNetworks(&cm)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "skipping invalid networks")
+	}
+	return networks, nil
+}
+
+// ensure creates want or updates our have. The cache sees only ours, so a
+// foreign object of the same name makes Create fail with AlreadyExists,
+// and it is left alone.
+func (r *Reconciler) ensure(ctx context.Context, want, have *unstructured.Unstructured) error {
+	if have == nil {
+		err := r.Writer.Create(ctx, want)
+		if apierrors.IsAlreadyExists(err) {
+			log.FromContext(ctx).Info("leaving a NetworkAttachmentDefinition we did not create alone", "name", want.GetName())
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("failed to create NetworkAttachmentDefinition %s/%s: %w", want.GetNamespace(), want.GetName(), err)
+		}
+		return nil
+	}
+	if config(have) == config(want) {
+		return nil
+	}
+	updated := have.DeepCopy()
+	if err := unstructured.SetNestedField(updated.Object, config(want), "spec", "config"); err != nil {
+		return fmt.Errorf("failed to set the CNI configuration of %s: %w", want.GetName(), err)
+	}
+	err := r.Writer.Update(ctx, updated)
+	if err != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("failed to update NetworkAttachmentDefinition %s/%s: %w", want.GetNamespace(), want.GetName(), err)
+	}
+	return nil
+}
+
+func newObject() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(NetworkAttachmentDefinitionGVK)
+	return u
+}

@@ -1,0 +1,48 @@
+package tenant
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+// ConfigMapCache returns a cache, run by mgr, that holds only the
+// ConfigMaps called name; read it for ConfigMaps only. A controller
+// configured per tenant namespace by a ConfigMap then does not cache every
+// ConfigMap of the infra cluster.
+func ConfigMapCache(mgr ctrl.Manager, name string) (cache.Cache, error) {
+	// A default selector rather than ByObject: the cache is read for
+	// ConfigMaps only, and ByObject would ask the API server for the
+	// kind's REST mapping before the manager starts.
+	c, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme:               mgr.GetScheme(),
+		Mapper:               mgr.GetRESTMapper(),
+		DefaultFieldSelector: fields.OneTermEqualSelector("metadata.name", name),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the cache of ConfigMaps %s: %w", name, err)
+	}
+	if err := mgr.Add(c); err != nil {
+		return nil, fmt.Errorf("failed to add the cache of ConfigMaps %s: %w", name, err)
+	}
+	return c, nil
+}
+
+// ConfigMapSource maps the events of the ConfigMaps in c to the requests of
+// their tenant namespaces.
+func (m Matcher) ConfigMapSource(c cache.Cache) source.Source {
+	return source.Kind(c, &corev1.ConfigMap{}, handler.TypedEnqueueRequestsFromMapFunc(
+		func(_ context.Context, cm *corev1.ConfigMap) []reconcile.Request {
+			if !m.IsTenant(cm.Namespace) {
+				return nil
+			}
+			return []reconcile.Request{Request(cm.Namespace)}
+		}))
+}

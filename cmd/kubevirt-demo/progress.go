@@ -14,8 +14,11 @@ import (
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/imagecache"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -146,7 +149,7 @@ func deleteAndVerify(ctx context.Context, o options, cl *clusters, md *clusterv1
 			return err
 		}
 		if left == "" {
-			o.step("Nothing left: no Machine, MachineSet, Node, VM, VMI, DataVolume or Secret")
+			o.step("Nothing left: no Machine, MachineSet, Node, VM, VMI, DataVolume or Secret (the image cache DataVolume stays for the next VMs of this image)")
 			return nil
 		}
 		if err := sleep(ctx, 250*time.Millisecond); err != nil {
@@ -156,6 +159,13 @@ func deleteAndVerify(ctx context.Context, o options, cl *clusters, md *clusterv1
 }
 
 func leftovers(ctx context.Context, cl *clusters, namespace string) (string, error) {
+	// The image cache DataVolume outlives the VMs on purpose: the next VMs of
+	// the same image clone it (the infra-controller removes it once unused
+	// for its grace period). Everything else must go.
+	notCache, err := labels.Parse("!" + imagecache.Label)
+	if err != nil {
+		return "", err
+	}
 	checks := []struct {
 		name string
 		c    ctrlruntimeclient.Client
@@ -172,7 +182,7 @@ func leftovers(ctx context.Context, cl *clusters, namespace string) (string, err
 	}
 	var parts []string
 	for _, c := range checks {
-		if err := c.c.List(ctx, c.list, ctrlruntimeclient.InNamespace(c.ns)); err != nil {
+		if err := c.c.List(ctx, c.list, ctrlruntimeclient.InNamespace(c.ns), ctrlruntimeclient.MatchingLabelsSelector{Selector: notCache}); err != nil {
 			return "", fmt.Errorf("failed to list %s: %w", c.name, err)
 		}
 		if n := meta.LenList(c.list); n > 0 {

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machine"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -25,6 +26,7 @@ type runFlags struct {
 	workerCount             int
 	drainTimeout            time.Duration
 	joinTimeout             time.Duration
+	stoppedGrace            time.Duration
 	qps                     float32
 	burst                   int
 	metricsAddress          string
@@ -61,6 +63,7 @@ namespace's VirtualMachines and VirtualMachineInstances are watched instead of p
 	fl.IntVar(&f.workerCount, "worker-count", 10, "objects each controller reconciles at once")
 	fl.DurationVar(&f.drainTimeout, "drain-timeout", 10*time.Minute, "how long a deleted Machine's Node is drained before deletion goes on; negative disables drains")
 	fl.DurationVar(&f.joinTimeout, "join-cluster-timeout", 0, "delete (and so replace) a MachineSet's Machine whose Node has not joined this long after its creation; 0 disables")
+	fl.DurationVar(&f.stoppedGrace, "instance-stopped-grace", machine.DefaultStoppedGrace, "delete (and so replace) a MachineSet's Machine whose VM has been stopped, failing or without its VMI this long; negative disables")
 	fl.Float32Var(&f.qps, "qps", 50, "requests per second to the user cluster")
 	fl.IntVar(&f.burst, "burst", 100, "request burst to the user cluster")
 	fl.StringVar(&f.metricsAddress, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
@@ -96,6 +99,7 @@ func (f *runFlags) options(errOut io.Writer) (controller.RunOptions, error) {
 		WorkerCount:             f.workerCount,
 		DrainTimeout:            f.drainTimeout,
 		JoinTimeout:             f.joinTimeout,
+		StoppedGrace:            f.stoppedGrace,
 		MetricsAddress:          f.metricsAddress,
 		HealthAddress:           f.healthAddress,
 		LeaderElection:          f.leaderElect,

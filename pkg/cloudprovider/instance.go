@@ -16,6 +16,10 @@ const (
 	StatusDeleting InstanceStatus = "deleting"
 	// StatusDeleted means the instance is gone.
 	StatusDeleted InstanceStatus = "deleted"
+	// StatusStopped means the instance exists but does not run and is not
+	// starting: it ended, or it reports a failure that keeps it from
+	// running. It may still come back by itself (a restart policy).
+	StatusStopped InstanceStatus = "stopped"
 	// StatusUnknown means the state cannot be told.
 	StatusUnknown InstanceStatus = "unknown"
 )

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/metrics"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
@@ -23,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
@@ -52,6 +54,13 @@ type RunOptions struct {
 	// JoinTimeout replaces Machines of a MachineSet whose Node does not
 	// join in time; 0 disables.
 	JoinTimeout time.Duration
+	// StoppedGrace is how long a Machine's instance may be down before a
+	// Machine of a MachineSet is replaced; 0 takes
+	// machine.DefaultStoppedGrace, negative disables.
+	StoppedGrace time.Duration
+	// SkipNameValidation lets Run be called more than once in a process
+	// (tests that restart the controller); see Options.
+	SkipNameValidation bool
 	// MetricsAddress and HealthAddress are bind addresses; "0" disables.
 	MetricsAddress, HealthAddress string
 	// LeaderElection enables leader election in LeaderElectionNamespace.
@@ -81,21 +90,31 @@ func (o RunOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	clients, err := infra.NewClients(infra.Options{UserAgent: "machine-controller"})
+	m, err := metrics.Register(ctrlmetrics.Registry)
+	if err != nil {
+		return err
+	}
+	if err := metrics.RegisterMachines(ctrlmetrics.Registry, mgr.GetClient()); err != nil {
+		return err
+	}
+	clients, err := infra.NewClients(infra.Options{UserAgent: "machine-controller", WrapTransport: m.WrapTransport})
 	if err != nil {
 		return err
 	}
 	defer clients.Stop()
-	opts := Options{Log: log.Sugar(), WorkerCount: o.WorkerCount, InfraNamespace: o.InfraNamespace, DrainTimeout: o.DrainTimeout, JoinTimeout: o.JoinTimeout}
+	opts := Options{Log: log.Sugar(), WorkerCount: o.WorkerCount, InfraNamespace: o.InfraNamespace, DrainTimeout: o.DrainTimeout, JoinTimeout: o.JoinTimeout,
+		StoppedGrace: o.StoppedGrace, SkipNameValidation: o.SkipNameValidation,
+	}
 	if len(infraKubeconfig) > 0 {
 		cfg, ns, err := infraConfig(infraKubeconfig)
 		if err != nil {
 			return err
 		}
+		cfg.Wrap(m.WrapTransport)
 		opts.InfraConfig, opts.InfraNamespace = cfg, cmp.Or(o.InfraNamespace, ns)
 	}
 	encoded := base64.StdEncoding.EncodeToString(infraKubeconfig)
-	opts.Provider = kubevirt.New(kubevirt.Options{
+	opts.Provider = m.InstrumentProvider(kubevirt.New(kubevirt.Options{
 		Clients:   clients,
 		Namespace: o.InfraNamespace,
 		Client:    mgr.GetClient(),
@@ -105,7 +124,7 @@ func (o RunOptions) Run(ctx context.Context) error {
 			}
 			return o.Getenv(key)
 		},
-	})
+	}))
 	if err := Add(mgr, opts); err != nil {
 		return err
 	}
@@ -139,7 +158,7 @@ func (o RunOptions) newManager() (ctrl.Manager, error) {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("failed to add the health check: %w", err)
 	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+	if err := mgr.AddReadyzCheck("caches", cachesSynced(mgr.GetCache())); err != nil {
 		return nil, fmt.Errorf("failed to add the readiness check: %w", err)
 	}
 	return mgr, nil

@@ -39,13 +39,20 @@ type Options struct {
 	// JoinTimeout replaces Machines whose Node does not join (see
 	// machine.Options); 0 disables.
 	JoinTimeout time.Duration
+	// StoppedGrace bounds how long an instance may be down before its
+	// Machine is replaced (see machine.Options).
+	StoppedGrace time.Duration
+	// SkipNameValidation lets the controllers be added more than once in
+	// a process (tests that restart them).
+	SkipNameValidation bool
 }
 
 // Add registers the Machine, MachineSet and MachineDeployment controllers,
 // and the infra cluster watch when configured, with mgr.
 func Add(mgr ctrl.Manager, opts Options) error {
 	mopts := machine.Options{Provider: opts.Provider, Log: opts.Log, WorkerCount: opts.WorkerCount, DrainTimeout: opts.DrainTimeout,
-		JoinTimeout: opts.JoinTimeout,
+		JoinTimeout: opts.JoinTimeout, StoppedGrace: opts.StoppedGrace,
+		SkipNameValidation: opts.SkipNameValidation,
 	}
 	if opts.InfraConfig != nil {
 		infraCluster, err := NewInfraCluster(opts.InfraConfig, opts.InfraNamespace)
@@ -55,15 +62,18 @@ func Add(mgr ctrl.Manager, opts Options) error {
 		if err := mgr.Add(infraCluster); err != nil {
 			return fmt.Errorf("failed to add the infra cluster to the manager: %w", err)
 		}
-		mopts.Infra = infraCluster
+		if err := mgr.AddReadyzCheck("infra-caches", cachesSynced(infraCluster.GetCache())); err != nil {
+			return fmt.Errorf("failed to add the infra readiness check: %w", err)
+		}
+		mopts.Infra, mopts.InfraNamespace = infraCluster, opts.InfraNamespace
 	}
 	if err := machine.Add(mgr, mopts); err != nil {
 		return fmt.Errorf("failed to add the Machine controller: %w", err)
 	}
-	if err := machineset.Add(mgr, machineset.Options{WorkerCount: opts.WorkerCount}); err != nil {
+	if err := machineset.Add(mgr, machineset.Options{WorkerCount: opts.WorkerCount, SkipNameValidation: opts.SkipNameValidation}); err != nil {
 		return fmt.Errorf("failed to add the MachineSet controller: %w", err)
 	}
-	if err := machinedeployment.Add(mgr, machinedeployment.Options{WorkerCount: opts.WorkerCount}); err != nil {
+	if err := machinedeployment.Add(mgr, machinedeployment.Options{WorkerCount: opts.WorkerCount, SkipNameValidation: opts.SkipNameValidation}); err != nil {
 		return fmt.Errorf("failed to add the MachineDeployment controller: %w", err)
 	}
 	return nil

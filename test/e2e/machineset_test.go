@@ -21,7 +21,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -49,6 +51,10 @@ func TestMachineController(t *testing.T) {
 	t.Run("MachineSet lifecycle", s.testMachineSetLifecycle)
 	t.Run("invalid spec", s.testInvalidSpec)
 	t.Run("MachineDeployment lifecycle", s.testMachineDeployment)
+	t.Run("stopped VM", s.testStoppedVM)
+	t.Run("infra node drain", s.testEvacuation)
+	t.Run("infra API outage mid scale-up", s.testInfraOutage)
+	t.Run("controller restart mid-create", s.testControllerRestart)
 }
 
 func machineSpec(raw string) clusterv1alpha1.MachineSpec {
@@ -221,7 +227,14 @@ func (s *suite) leftovers(t *testing.T) string {
 	count(s.user.Client, "Pods", &corev1.PodList{}, ctrlruntimeclient.InNamespace(metav1.NamespaceDefault))
 	count(s.infra.Client, "VirtualMachines", &kubevirtcorev1.VirtualMachineList{}, inInfra)
 	count(s.infra.Client, "VirtualMachineInstances", &kubevirtcorev1.VirtualMachineInstanceList{}, inInfra)
-	count(s.infra.Client, "DataVolumes", &cdicorev1beta1.DataVolumeList{}, inInfra)
+	// The provider's image cache (DataVolumes labelled
+	// kkp-kubevirt.io/image-cache) is shared by Machines and outlives them.
+	notCache, err := labels.NewRequirement("kkp-kubevirt.io/image-cache", selection.DoesNotExist, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count(s.infra.Client, "DataVolumes", &cdicorev1beta1.DataVolumeList{}, inInfra,
+		ctrlruntimeclient.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*notCache)})
 	count(s.infra.Client, "Secrets", &corev1.SecretList{}, inInfra)
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")

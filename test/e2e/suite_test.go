@@ -30,13 +30,21 @@ const machineNamespace = metav1.NamespaceSystem
 type suite struct {
 	user  *envtest.Env
 	infra *envtest.Env
+	// infraProxy carries the controller's connections to the infra cluster.
+	infraProxy *proxy
+	// run configures machine-controller; stopController stops the running
+	// one (see startController).
+	run            controller.RunOptions
+	stopController func()
+	// top is the suite's test, which outlives its subtests.
+	top *testing.T
 }
 
 // startSuite starts both control planes, prepares the infra cluster,
 // and runs the simulator and the controllers until the test ends.
 func startSuite(t *testing.T) *suite {
 	t.Helper()
-	s := &suite{}
+	s := &suite{top: t}
 	s.infra = envtest.Start(t, envtest.WithControllerManager(), envtest.WithKubeconfigNamespace(infraNamespace))
 	s.user = envtest.Start(t, envtest.WithControllerManager())
 	if err := prepareInfra(t.Context(), s.infra.Client); err != nil {
@@ -51,31 +59,55 @@ func startSuite(t *testing.T) *suite {
 	if err := simulator.Add(infraMgr, simOpts); err != nil {
 		t.Fatal(err)
 	}
-	run := controller.RunOptions{
+	infraKubeconfig, err := throughProxy(s.infra.KubeconfigBytes, func(target string) string {
+		s.infraProxy = startProxy(t, target)
+		return s.infraProxy.ln.Addr().String()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.run = controller.RunOptions{
 		UserConfig:      s.user.Config,
-		InfraKubeconfig: s.infra.KubeconfigBytes,
+		InfraKubeconfig: infraKubeconfig,
 		WorkerCount:     4,
+		StoppedGrace:    stoppedGrace,
 		Getenv:          func(string) string { return "" },
 	}
-	done := make(chan struct{}, 2)
+	done := make(chan struct{})
 	go func() {
-		defer func() { done <- struct{}{} }()
+		defer close(done)
 		if err := infraMgr.Start(ctx); err != nil {
 			t.Errorf("simulator stopped: %v", err)
 		}
 	}()
+	s.startController(t)
+	t.Cleanup(func() {
+		s.stopController()
+		cancel()
+		<-done
+	})
+	return s
+}
+
+// startController runs machine-controller until stopController; t is the
+// suite's test, which outlives every restart.
+func (s *suite) startController(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	run := s.run
 	go func() {
-		defer func() { done <- struct{}{} }()
+		defer close(done)
 		if err := run.Run(ctx); err != nil {
 			t.Errorf("machine-controller stopped: %v", err)
 		}
 	}()
-	t.Cleanup(func() {
+	s.stopController = func() {
 		cancel()
 		<-done
-		<-done
-	})
-	return s
+	}
+	// Later starts register the same controllers again in this process.
+	s.run.SkipNameValidation = true
 }
 
 // prepareInfra creates what an infra admin provides: the tenant namespace

@@ -5,6 +5,10 @@
 // Scheduled to Running with an IP address, all through the API server, as
 // virt-controller, virt-handler and cdi-controller would. Given a client of
 // a user cluster (Options.UserClient) it also plays the guests' kubelets: a
-// Ready Node per running VMI, removed when the VM goes. It never runs in
-// production.
+// Ready Node per running VMI (not ready while the VMI does not run),
+// removed when the VM goes. Like KubeVirt it restarts the ended VMI of a VM
+// of run strategy Always (StopVMI ends one, optionally for good); Evacuate
+// plays an infra node drain (status.evacuationNodeName), and
+// VirtualMachineInstanceMigrations are completed by moving the VMI to the
+// other simulated infra node. It never runs in production.
 package simulator

@@ -21,17 +21,21 @@ func ProviderID(vmName string) string {
 }
 
 // registerNode creates the user-cluster Node of a VM whose VMI runs, as
-// its kubelet would, and marks it Ready with the VMI's address.
+// its kubelet would, and marks it Ready with the VMI's address; the Node of
+// a VM whose VMI does not run becomes not ready.
 func (r *reconciler) registerNode(ctx context.Context, vm *kubevirtcorev1.VirtualMachine) error {
 	if r.opts.UserClient == nil {
 		return nil
 	}
 	vmi := &kubevirtcorev1.VirtualMachineInstance{}
 	if err := r.client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(vm), vmi); err != nil {
-		return ctrlruntimeclient.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return r.markNodeNotReady(ctx, vm.Name)
+		}
+		return err
 	}
 	if vmi.Status.Phase != kubevirtcorev1.Running || len(vmi.Status.Interfaces) == 0 {
-		return nil
+		return r.markNodeNotReady(ctx, vm.Name)
 	}
 	node := &corev1.Node{}
 	err := r.opts.UserClient.Get(ctx, ctrlruntimeclient.ObjectKey{Name: vm.Name}, node)

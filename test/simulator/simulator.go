@@ -15,7 +15,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
 // NodeName is the infra node every simulated VMI runs on.
@@ -42,6 +44,8 @@ func Add(mgr ctrl.Manager, opts Options) error {
 		For(&kubevirtcorev1.VirtualMachine{}).
 		Owns(&kubevirtcorev1.VirtualMachineInstance{}).
 		Owns(&cdicorev1beta1.DataVolume{}).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &kubevirtcorev1.VirtualMachineInstanceMigration{},
+			handler.TypedEnqueueRequestsFromMapFunc(migrationToVM))).
 		// Tests run several simulators in one process.
 		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)}).
 		Complete(r)
@@ -70,6 +74,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	wait, err = r.reconcileVMI(ctx, vm)
 	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.completeMigrations(ctx, vm); err != nil {
 		return reconcile.Result{}, err
 	}
 	if err := r.registerNode(ctx, vm); err != nil {
@@ -150,6 +157,9 @@ func (r *reconciler) reconcileVMI(ctx context.Context, vm *kubevirtcorev1.Virtua
 	} else if err != nil {
 		return 0, fmt.Errorf("failed to get VirtualMachineInstance %s: %w", vm.Name, err)
 	}
+	if ended, err := r.restartEnded(ctx, vm, vmi); err != nil || ended {
+		return 0, err
+	}
 	if vmi.DeletionTimestamp != nil || vmi.Status.Phase == kubevirtcorev1.Running {
 		return 0, nil
 	}
@@ -160,7 +170,7 @@ func (r *reconciler) reconcileVMI(ctx context.Context, vm *kubevirtcorev1.Virtua
 	}
 	if vmi.Status.Phase != phase {
 		vmi.Status.Phase = phase
-		vmi.Status.NodeName = NodeName
+		vmi.Status.NodeName = placement(vm)
 		if phase == kubevirtcorev1.Running {
 			ip := IPFor(vm.Namespace, vm.Name)
 			vmi.Status.Interfaces = []kubevirtcorev1.VirtualMachineInstanceNetworkInterface{{

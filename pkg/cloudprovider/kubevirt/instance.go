@@ -2,6 +2,7 @@ package kubevirt
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
@@ -50,26 +51,44 @@ func newInstance(v *kubevirtcorev1.VirtualMachine, vmi *kubevirtcorev1.VirtualMa
 }
 
 // statusOf maps a VM and its VMI to an instance status. A VM or VMI being
-// deleted is deleting; a VM without VMI, or a VMI before Running, is
-// creating; a VMI that ended (Succeeded, Failed) or whose phase is unknown
-// is unknown, since the run strategy decides whether it comes back.
+// deleted is deleting; a VM that reports a failure keeping it from running
+// (see failingStatuses) and a VMI that ended (Succeeded, Failed) are
+// stopped: the run strategy Always makes KubeVirt restart them, and the
+// controller replaces the Machine if that does not happen in time. A VM
+// without VMI, or a VMI before Running, is creating; a VMI whose phase is
+// unknown is unknown.
 func statusOf(v *kubevirtcorev1.VirtualMachine, vmi *kubevirtcorev1.VirtualMachineInstance) cloudprovider.InstanceStatus {
 	switch {
 	case v.DeletionTimestamp != nil:
 		return cloudprovider.StatusDeleting
+	case vmi != nil && vmi.DeletionTimestamp != nil:
+		return cloudprovider.StatusDeleting
+	case slices.Contains(failingStatuses, v.Status.PrintableStatus):
+		return cloudprovider.StatusStopped
 	case vmi == nil:
 		return cloudprovider.StatusCreating
-	case vmi.DeletionTimestamp != nil:
-		return cloudprovider.StatusDeleting
 	}
 	switch vmi.Status.Phase {
 	case kubevirtcorev1.Running:
 		return cloudprovider.StatusRunning
 	case kubevirtcorev1.VmPhaseUnset, kubevirtcorev1.Pending, kubevirtcorev1.Scheduling, kubevirtcorev1.Scheduled:
 		return cloudprovider.StatusCreating
+	case kubevirtcorev1.Succeeded, kubevirtcorev1.Failed:
+		return cloudprovider.StatusStopped
 	default:
 		return cloudprovider.StatusUnknown
 	}
+}
+
+// failingStatuses are the printable statuses of a VM that does not run and
+// will not without a change: KubeVirt backs off restarts, or what the VM
+// needs is missing.
+var failingStatuses = []kubevirtcorev1.VirtualMachinePrintableStatus{
+	kubevirtcorev1.VirtualMachineStatusCrashLoopBackOff,
+	kubevirtcorev1.VirtualMachineStatusErrImagePull,
+	kubevirtcorev1.VirtualMachineStatusImagePullBackOff,
+	kubevirtcorev1.VirtualMachineStatusPvcNotFound,
+	kubevirtcorev1.VirtualMachineStatusDataVolumeError,
 }
 
 // addressesOf returns every IP address the VMI reports on any interface,

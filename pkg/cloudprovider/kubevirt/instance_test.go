@@ -24,6 +24,7 @@ func TestStatusOf(t *testing.T) {
 	tests := []struct {
 		name       string
 		vmDeleting bool
+		vmStatus   kubevirtcorev1.VirtualMachinePrintableStatus
 		vmi        *kubevirtcorev1.VirtualMachineInstance
 		want       cloudprovider.InstanceStatus
 	}{
@@ -35,13 +36,17 @@ func TestStatusOf(t *testing.T) {
 		{name: "scheduling", vmi: vmi(kubevirtcorev1.Scheduling, false), want: cloudprovider.StatusCreating},
 		{name: "scheduled", vmi: vmi(kubevirtcorev1.Scheduled, false), want: cloudprovider.StatusCreating},
 		{name: "running", vmi: vmi(kubevirtcorev1.Running, false), want: cloudprovider.StatusRunning},
-		{name: "succeeded", vmi: vmi(kubevirtcorev1.Succeeded, false), want: cloudprovider.StatusUnknown},
-		{name: "failed", vmi: vmi(kubevirtcorev1.Failed, false), want: cloudprovider.StatusUnknown},
+		{name: "succeeded", vmi: vmi(kubevirtcorev1.Succeeded, false), want: cloudprovider.StatusStopped},
+		{name: "failed", vmi: vmi(kubevirtcorev1.Failed, false), want: cloudprovider.StatusStopped},
+		{name: "crash loop without VMI", vmStatus: kubevirtcorev1.VirtualMachineStatusCrashLoopBackOff, want: cloudprovider.StatusStopped},
+		{name: "data volume error", vmStatus: kubevirtcorev1.VirtualMachineStatusDataVolumeError, vmi: vmi(kubevirtcorev1.Pending, false), want: cloudprovider.StatusStopped},
+		{name: "crash loop, VM being deleted", vmDeleting: true, vmStatus: kubevirtcorev1.VirtualMachineStatusCrashLoopBackOff, want: cloudprovider.StatusDeleting},
+		{name: "starting VM", vmStatus: kubevirtcorev1.VirtualMachineStatusStarting, want: cloudprovider.StatusCreating},
 		{name: "unknown", vmi: vmi(kubevirtcorev1.Unknown, false), want: cloudprovider.StatusUnknown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := &kubevirtcorev1.VirtualMachine{}
+			v := &kubevirtcorev1.VirtualMachine{Status: kubevirtcorev1.VirtualMachineStatus{PrintableStatus: tt.vmStatus}}
 			if tt.vmDeleting {
 				v.DeletionTimestamp = &now
 			}

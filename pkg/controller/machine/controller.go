@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -60,6 +62,10 @@ type Options struct {
 	// of the same name. Without it the controller polls while it waits for
 	// an instance.
 	Infra cluster.Cluster
+	// InfraNamespace is the namespace of Infra whose VMIs are evacuated
+	// (see reconcileEvacuation); without it, or without Infra, infra node
+	// drains are left to KubeVirt.
+	InfraNamespace string
 	// DrainTimeout bounds the drain of a deleted Machine's Node, counted
 	// from the Machine's deletion; DefaultDrainTimeout when 0, no drain
 	// when negative.
@@ -68,6 +74,15 @@ type Options struct {
 	// go without a Node (counted from its creation) before it is deleted
 	// and so replaced.
 	JoinTimeout time.Duration
+	// StoppedGrace is how long a Machine's instance may be down (stopped,
+	// in an unknown state, or starting again after the Machine had a
+	// Node) before a Machine of a MachineSet is deleted and so replaced;
+	// DefaultStoppedGrace when 0, never when negative.
+	StoppedGrace time.Duration
+	// SkipNameValidation lets a process register the controller more than
+	// once (tests that restart the controllers); controller-runtime
+	// otherwise refuses a second controller of the same name.
+	SkipNameValidation bool
 }
 
 // reconciler reconciles Machines.
@@ -83,6 +98,16 @@ type reconciler struct {
 	drainTimeout time.Duration
 	// joinTimeout replaces Machines whose Node does not join; 0 disables.
 	joinTimeout time.Duration
+	// stoppedGrace bounds how long an instance may be down; negative
+	// disables replacements.
+	stoppedGrace time.Duration
+	// down remembers since when instances are down.
+	down downTracker
+	// infra reads VMIs from the infra cache and writes to the infra
+	// cluster; nil without an infra watch.
+	infra ctrlruntimeclient.Client
+	// infraNamespace is the watched infra namespace.
+	infraNamespace string
 	// watched tells whether infra changes send events.
 	watched bool
 	// now is the clock.
@@ -105,8 +130,12 @@ func Add(mgr ctrl.Manager, opts Options) error {
 		pods:         mgr.GetAPIReader(),
 		drainTimeout: opts.DrainTimeout,
 		joinTimeout:  opts.JoinTimeout,
+		stoppedGrace: cmp.Or(opts.StoppedGrace, DefaultStoppedGrace),
 		watched:      opts.Infra != nil,
 		now:          time.Now,
+	}
+	if opts.Infra != nil {
+		r.infra, r.infraNamespace = opts.Infra.GetClient(), opts.InfraNamespace
 	}
 	if r.drainTimeout == 0 {
 		r.drainTimeout = DefaultDrainTimeout
@@ -117,7 +146,7 @@ func Add(mgr ctrl.Manager, opts Options) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&clusterv1alpha1.Machine{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.WorkerCount, 1)})
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.WorkerCount, 1), SkipNameValidation: ptr.To(opts.SkipNameValidation)})
 	b = watchNodes(b, mgr.GetClient())
 	if opts.Infra != nil {
 		b = watchInfra(b, opts.Infra, mgr.GetClient())

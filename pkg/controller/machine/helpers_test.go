@@ -52,13 +52,20 @@ func newFakeClientWith(t *testing.T, funcs interceptor.Funcs, objs ...ctrlruntim
 type fakeInstance struct {
 	name      string
 	addresses map[string]corev1.NodeAddressType
+	// status is the reported status; StatusRunning when empty.
+	status cloudprovider.InstanceStatus
 }
 
 func (i *fakeInstance) Name() string                                 { return i.name }
 func (i *fakeInstance) ID() string                                   { return "id-" + i.name }
 func (i *fakeInstance) ProviderID() string                           { return "kubevirt://" + i.name }
 func (i *fakeInstance) Addresses() map[string]corev1.NodeAddressType { return i.addresses }
-func (i *fakeInstance) Status() cloudprovider.InstanceStatus         { return cloudprovider.StatusRunning }
+func (i *fakeInstance) Status() cloudprovider.InstanceStatus {
+	if i.status == "" {
+		return cloudprovider.StatusRunning
+	}
+	return i.status
+}
 
 // fakeProvider keeps instances in memory, or fails as configured.
 type fakeProvider struct {

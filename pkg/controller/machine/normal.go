@@ -26,12 +26,25 @@ func (r *reconciler) reconcileNormal(ctx context.Context, s *scope) (reconcile.R
 		return reconcile.Result{}, err
 	}
 	clearError(s.machine)
+	grace, deleted, err := r.checkStopped(ctx, s, inst)
+	if err != nil || deleted {
+		return reconcile.Result{}, err
+	}
 	s.machine.Status.Addresses = sortedAddresses(inst.Addresses())
+	// The Node is looked for even before the instance reports an address:
+	// its providerID names the VM, and the infra cache may lag behind the
+	// Node (after an infra outage, say).
+	res, err := r.linkNode(ctx, s, inst)
+	if err != nil {
+		return res, err
+	}
 	if len(s.machine.Status.Addresses) == 0 && s.machine.Status.NodeRef == nil {
 		// A VMI change brings the address when the infra cluster is watched.
-		return r.poll(), nil
+		res.RequeueAfter = earliest(res.RequeueAfter, r.poll().RequeueAfter)
 	}
-	return r.linkNode(ctx, s, inst)
+	wait, err := r.reconcileEvacuation(ctx, s)
+	res.RequeueAfter = earliest(earliest(res.RequeueAfter, grace), wait)
+	return res, err
 }
 
 // poll returns the wait for an instance change that sends no event.

@@ -36,6 +36,10 @@ type Options struct {
 	// WorkerCount is the number of MachineDeployments reconciled at once;
 	// 1 when < 1.
 	WorkerCount int
+	// SkipNameValidation lets a process register the controller more than
+	// once (tests that restart the controllers); controller-runtime
+	// otherwise refuses a second controller of the same name.
+	SkipNameValidation bool
 }
 
 // reconciler reconciles MachineDeployments.
@@ -54,7 +58,7 @@ func Add(mgr ctrl.Manager, opts Options) error {
 		For(&clusterv1alpha1.MachineDeployment{}).
 		Owns(&clusterv1alpha1.MachineSet{}).
 		Watches(&clusterv1alpha1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsForOrphan)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.WorkerCount, 1)}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.WorkerCount, 1), SkipNameValidation: ptr.To(opts.SkipNameValidation)}).
 		Complete(r)
 }
 

@@ -7,11 +7,13 @@ import (
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -25,6 +27,10 @@ const ControllerName = "machineset-controller"
 type Options struct {
 	// WorkerCount is the number of MachineSets reconciled at once; 1 when < 1.
 	WorkerCount int
+	// SkipNameValidation lets a process register the controller more than
+	// once (tests that restart the controllers); controller-runtime
+	// otherwise refuses a second controller of the same name.
+	SkipNameValidation bool
 }
 
 // reconciler reconciles MachineSets.
@@ -41,7 +47,8 @@ func Add(mgr ctrl.Manager, opts Options) error {
 		For(&clusterv1alpha1.MachineSet{}).
 		Owns(&clusterv1alpha1.Machine{}).
 		Watches(&clusterv1alpha1.Machine{}, handler.EnqueueRequestsFromMapFunc(r.setsForOrphan)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.WorkerCount, 1)}).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.setOfNode), builder.WithPredicates(nodeReadinessChanged)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.WorkerCount, 1), SkipNameValidation: ptr.To(opts.SkipNameValidation)}).
 		Complete(r)
 }
 

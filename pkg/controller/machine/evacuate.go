@@ -1,0 +1,161 @@
+package machine
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	kubevirtcorev1 "kubevirt.io/api/core/v1"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// AnnotationEvacuationCordon marks a Node this controller cordoned for the
+// evacuation of its VM from an infra node; its value is when (RFC 3339).
+// Only Nodes with it are uncordoned once the VM runs again, so a Node a
+// person cordoned stays cordoned.
+const AnnotationEvacuationCordon = "machine-controller.kubevirt.io/evacuation-cordon"
+
+// LabelEvacuatedVMI labels the VirtualMachineInstanceMigrations the
+// controller creates with the name of their VMI.
+const LabelEvacuatedVMI = "machine-controller.kubevirt.io/evacuated-vmi"
+
+// infraVMI returns the Machine's VMI from the infra cache, nil when there
+// is none or the infra cluster is not watched.
+func (r *reconciler) infraVMI(ctx context.Context, name string) (*kubevirtcorev1.VirtualMachineInstance, error) {
+	if r.infra == nil || r.infraNamespace == "" {
+		return nil, nil
+	}
+	vmi := &kubevirtcorev1.VirtualMachineInstance{}
+	if err := r.infra.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: r.infraNamespace, Name: name}, vmi); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("failed to get VirtualMachineInstance %s/%s: %w", r.infraNamespace, name, err)
+	}
+	return vmi, nil
+}
+
+// evacuating reports whether KubeVirt asks the VMI to leave its infra node.
+func evacuating(vmi *kubevirtcorev1.VirtualMachineInstance) bool {
+	return vmi.DeletionTimestamp == nil && vmi.Status.EvacuationNodeName != "" &&
+		vmi.Status.EvacuationNodeName == vmi.Status.NodeName
+}
+
+// reconcileEvacuation answers KubeVirt's evacuation of the Machine's VMI
+// from an infra node (status.evacuationNodeName, set when the infra node is
+// drained): with evictionStrategy External the guest Node is cordoned and
+// drained and the VMI deleted, so that run strategy Always starts it on
+// another infra node; with LiveMigrate (or LiveMigrateIfPossible) a
+// VirtualMachineInstanceMigration is created. Once the VMI runs again, a
+// Node the controller cordoned is uncordoned. It returns when to look
+// again while a drain is under way.
+func (r *reconciler) reconcileEvacuation(ctx context.Context, s *scope) (time.Duration, error) {
+	ref := s.machine.Status.NodeRef
+	if ref == nil {
+		return 0, nil
+	}
+	vmi, err := r.infraVMI(ctx, s.machine.Name)
+	if err != nil || vmi == nil {
+		return 0, err
+	}
+	node, err := getNode(ctx, r.client, ref.Name)
+	if err != nil || node == nil {
+		return 0, err
+	}
+	if !evacuating(vmi) {
+		if vmi.Status.Phase == kubevirtcorev1.Running {
+			return 0, patchNode(ctx, r.client, node, uncordonEvacuated)
+		}
+		return 0, nil
+	}
+	switch ptr.Deref(vmi.Spec.EvictionStrategy, "") {
+	case kubevirtcorev1.EvictionStrategyExternal:
+		return r.evacuateExternal(ctx, s, vmi, node)
+	case kubevirtcorev1.EvictionStrategyLiveMigrate, kubevirtcorev1.EvictionStrategyLiveMigrateIfPossible:
+		return 0, r.requestMigration(ctx, s, vmi)
+	default:
+		return 0, nil
+	}
+}
+
+// evacuateExternal cordons and drains the guest Node, then deletes the VMI.
+// The drain is bounded by the drain timeout, counted from the cordon.
+func (r *reconciler) evacuateExternal(ctx context.Context, s *scope, vmi *kubevirtcorev1.VirtualMachineInstance, node *corev1.Node) (time.Duration, error) {
+	now := r.now()
+	if err := patchNode(ctx, r.client, node, func(n *corev1.Node) bool { return cordonForEvacuation(n, now) }); err != nil {
+		return 0, err
+	}
+	since := now
+	if at, err := time.Parse(time.RFC3339, node.Annotations[AnnotationEvacuationCordon]); err == nil {
+		since = at
+	}
+	if r.drainTimeout >= 0 && shouldDrain(node, since, now, r.drainTimeout) {
+		state, err := drain(ctx, r.client, r.pods, node, now)
+		if err != nil {
+			return 0, err
+		}
+		if state.pending > 0 {
+			s.log.Debugw("Draining Node for an infra node evacuation", "node", node.Name, "pending", state.pending, "blocked", state.blocked)
+			return pollDrain, nil
+		}
+	}
+	if err := r.infra.Delete(ctx, vmi, ctrlruntimeclient.Preconditions{UID: &vmi.UID}); ctrlruntimeclient.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+		return 0, fmt.Errorf("failed to delete the evacuated VirtualMachineInstance %s: %w", vmi.Name, err)
+	}
+	r.recorder.Eventf(s.machine, nil, corev1.EventTypeNormal, "Evacuated", "Evacuate",
+		"Drained Node %s and deleted VirtualMachineInstance %s to restart it away from infra node %s", node.Name, vmi.Name, vmi.Status.NodeName)
+	return 0, nil
+}
+
+// requestMigration creates the live migration of an evacuated VMI, one per
+// infra node it leaves.
+func (r *reconciler) requestMigration(ctx context.Context, s *scope, vmi *kubevirtcorev1.VirtualMachineInstance) error {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(vmi.Status.NodeName))
+	migration := &kubevirtcorev1.VirtualMachineInstanceMigration{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      fmt.Sprintf("%s-evacuation-%08x", vmi.Name, h.Sum32()),
+			Namespace: vmi.Namespace,
+			Labels:    map[string]string{LabelEvacuatedVMI: vmi.Name},
+		},
+		Spec: kubevirtcorev1.VirtualMachineInstanceMigrationSpec{VMIName: vmi.Name},
+	}
+	err := r.infra.Create(ctx, migration)
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("failed to create the migration of VirtualMachineInstance %s: %w", vmi.Name, err)
+	}
+	r.recorder.Eventf(s.machine, nil, corev1.EventTypeNormal, "Migrating", "Evacuate",
+		"Requested the live migration %s of VirtualMachineInstance %s away from infra node %s", migration.Name, vmi.Name, vmi.Status.NodeName)
+	return nil
+}
+
+// cordonForEvacuation cordons a schedulable Node and marks it as cordoned
+// by the controller; a Node already cordoned is left as it is.
+func cordonForEvacuation(node *corev1.Node, now time.Time) bool {
+	if node.Spec.Unschedulable {
+		return false
+	}
+	node.Spec.Unschedulable = true
+	metav1.SetMetaDataAnnotation(&node.ObjectMeta, AnnotationEvacuationCordon, now.UTC().Format(time.RFC3339))
+	return true
+}
+
+// uncordonEvacuated uncordons a Node the controller cordoned for an
+// evacuation and removes the mark.
+func uncordonEvacuated(node *corev1.Node) bool {
+	if _, ok := node.Annotations[AnnotationEvacuationCordon]; !ok {
+		return false
+	}
+	delete(node.Annotations, AnnotationEvacuationCordon)
+	node.Spec.Unschedulable = false
+	return true
+}

@@ -1,0 +1,118 @@
+package machine
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
+	kubevirtcorev1 "kubevirt.io/api/core/v1"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+)
+
+func TestReconcileEvacuation(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	cordonedAt := now.Format(time.RFC3339)
+	type want struct {
+		vmiDeleted    bool
+		migrations    int
+		unschedulable bool
+		annotation    string
+		event         string
+	}
+	for _, tc := range []struct {
+		name string
+		// strategy is the VMI's evictionStrategy; evacuate sets
+		// evacuationNodeName to its node.
+		strategy     kubevirtcorev1.EvictionStrategy
+		evacuate     bool
+		phase        kubevirtcorev1.VirtualMachineInstancePhase
+		cordoned     bool
+		ourAnnotated bool
+		want         want
+	}{
+		{name: "External evacuation drains and deletes the VMI", strategy: kubevirtcorev1.EvictionStrategyExternal, evacuate: true, phase: kubevirtcorev1.Running,
+			want: want{vmiDeleted: true, unschedulable: true, annotation: cordonedAt, event: "Normal Evacuated"}},
+		{name: "LiveMigrate evacuation requests a migration", strategy: kubevirtcorev1.EvictionStrategyLiveMigrate, evacuate: true, phase: kubevirtcorev1.Running,
+			want: want{migrations: 1, event: "Normal Migrating"}},
+		{name: "a person's cordon is not marked", strategy: kubevirtcorev1.EvictionStrategyExternal, evacuate: true, phase: kubevirtcorev1.Running, cordoned: true,
+			want: want{vmiDeleted: true, unschedulable: true, event: "Normal Evacuated"}},
+		{name: "no strategy, no action", evacuate: true, phase: kubevirtcorev1.Running},
+		{name: "back running: uncordoned", strategy: kubevirtcorev1.EvictionStrategyExternal, phase: kubevirtcorev1.Running, cordoned: true, ourAnnotated: true},
+		{name: "not running yet: still cordoned", strategy: kubevirtcorev1.EvictionStrategyExternal, phase: kubevirtcorev1.Scheduled, cordoned: true, ourAnnotated: true,
+			want: want{unschedulable: true, annotation: "2025-12-31T00:00:00Z"}},
+		{name: "a person's cordon stays", strategy: kubevirtcorev1.EvictionStrategyExternal, phase: kubevirtcorev1.Running, cordoned: true,
+			want: want{unschedulable: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "m-1"}, Spec: corev1.NodeSpec{Unschedulable: tc.cordoned}}
+			if tc.ourAnnotated {
+				node.Annotations = map[string]string{AnnotationEvacuationCordon: "2025-12-31T00:00:00Z"}
+			}
+			m := newMachine()
+			m.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: node.Name}
+			vmi := &kubevirtcorev1.VirtualMachineInstance{
+				ObjectMeta: metav1.ObjectMeta{Name: "m-1", Namespace: "tenant", UID: "vmi-uid"},
+				Status:     kubevirtcorev1.VirtualMachineInstanceStatus{Phase: tc.phase, NodeName: "infra-1"},
+			}
+			if tc.strategy != "" {
+				vmi.Spec.EvictionStrategy = ptr.To(tc.strategy)
+			}
+			if tc.evacuate {
+				vmi.Status.EvacuationNodeName = "infra-1"
+			}
+			f := newFixture(t, m, node)
+			f.r.infra, f.r.infraNamespace = newInfraFake(t, vmi), "tenant"
+			f.r.now = func() time.Time { return now }
+			s := &scope{machine: m, log: zap.NewNop().Sugar()}
+			if _, err := f.r.reconcileEvacuation(t.Context(), s); err != nil {
+				t.Fatal(err)
+			}
+			var got want
+			err := f.r.infra.Get(t.Context(), ctrlruntimeclient.ObjectKeyFromObject(vmi), &kubevirtcorev1.VirtualMachineInstance{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Fatal(err)
+			}
+			got.vmiDeleted = apierrors.IsNotFound(err)
+			migrations := &kubevirtcorev1.VirtualMachineInstanceMigrationList{}
+			if err := f.r.infra.List(t.Context(), migrations); err != nil {
+				t.Fatal(err)
+			}
+			for _, mig := range migrations.Items {
+				if mig.Spec.VMIName != vmi.Name || mig.Labels[LabelEvacuatedVMI] != vmi.Name {
+					t.Errorf("migration %s is for %q, labelled %v", mig.Name, mig.Spec.VMIName, mig.Labels)
+				}
+			}
+			got.migrations = len(migrations.Items)
+			gotNode := &corev1.Node{}
+			if err := f.client.Get(t.Context(), ctrlruntimeclient.ObjectKeyFromObject(node), gotNode); err != nil {
+				t.Fatal(err)
+			}
+			got.unschedulable, got.annotation = gotNode.Spec.Unschedulable, gotNode.Annotations[AnnotationEvacuationCordon]
+			if evs := f.events(); len(evs) > 0 {
+				got.event = strings.Join(strings.Fields(evs[0])[:2], " ")
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// newInfraFake returns a fake client of the infra cluster.
+func newInfraFake(t *testing.T, objs ...ctrlruntimeclient.Object) ctrlruntimeclient.Client {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := kubevirtcorev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+}

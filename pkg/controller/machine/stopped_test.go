@@ -1,0 +1,106 @@
+package machine
+
+import (
+	"cmp"
+	"strings"
+	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+func TestReconcileStoppedInstance(t *testing.T) {
+	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	const grace = 5 * time.Minute
+	// step is one reconcile: the instance status then, and the time.
+	type step struct {
+		status cloudprovider.InstanceStatus
+		at     time.Duration
+	}
+	for _, tc := range []struct {
+		name        string
+		owned       bool
+		linked      bool
+		grace       time.Duration
+		steps       []step
+		wantDeleted bool
+		wantRequeue time.Duration
+		wantEvent   string
+	}{
+		{name: "running", owned: true, steps: []step{{cloudprovider.StatusRunning, 0}, {cloudprovider.StatusRunning, time.Hour}}},
+		{name: "stopped within the grace", owned: true, steps: []step{{cloudprovider.StatusStopped, 0}, {cloudprovider.StatusStopped, 2 * time.Minute}}, wantRequeue: 3 * time.Minute},
+		{name: "stopped past the grace", owned: true, steps: []step{{cloudprovider.StatusStopped, 0}, {cloudprovider.StatusStopped, 6 * time.Minute}},
+			wantDeleted: true, wantEvent: "Warning InstanceStopped"},
+		{name: "restarted in between", owned: true, steps: []step{{cloudprovider.StatusStopped, 0}, {cloudprovider.StatusRunning, 2 * time.Minute}, {cloudprovider.StatusStopped, 6 * time.Minute}},
+			wantRequeue: grace},
+		{name: "unknown past the grace", owned: true, steps: []step{{cloudprovider.StatusUnknown, 0}, {cloudprovider.StatusUnknown, 6 * time.Minute}},
+			wantDeleted: true, wantEvent: "Warning InstanceStopped"},
+		{name: "starting for the first time", owned: true, steps: []step{{cloudprovider.StatusCreating, 0}, {cloudprovider.StatusCreating, time.Hour}}},
+		{name: "starting again after having a Node", owned: true, linked: true, steps: []step{{cloudprovider.StatusCreating, 0}, {cloudprovider.StatusCreating, 6 * time.Minute}},
+			wantDeleted: true, wantEvent: "Warning InstanceStopped"},
+		{name: "standalone Machine is kept", steps: []step{{cloudprovider.StatusStopped, 0}, {cloudprovider.StatusStopped, 6 * time.Minute}},
+			wantRequeue: grace, wantEvent: "Warning InstanceStopped"},
+		{name: "disabled", owned: true, grace: -1, steps: []step{{cloudprovider.StatusStopped, 0}, {cloudprovider.StatusStopped, time.Hour}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newMachine()
+			m.Finalizers = []string{FinalizerDelete, FinalizerNodeDelete}
+			objs := []ctrlruntimeclient.Object{m}
+			if tc.owned {
+				m.OwnerReferences = []metav1.OwnerReference{ownerRef("MachineSet", "ms", "ms-uid")}
+			}
+			if tc.linked {
+				node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "node-uid"}}
+				m.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: node.Name, UID: node.UID}
+				objs = append(objs, node)
+			}
+			f := newFixture(t, objs...)
+			inst := &fakeInstance{name: "m-1", addresses: map[string]corev1.NodeAddressType{"10.0.0.1": corev1.NodeInternalIP}}
+			f.provider.instances["m-1"] = inst
+			f.r.stoppedGrace = cmp.Or(tc.grace, grace)
+			var requeue time.Duration
+			for _, st := range tc.steps {
+				inst.status = st.status
+				f.r.now = func() time.Time { return start.Add(st.at) }
+				res, err := f.reconcile()
+				if err != nil {
+					t.Fatal(err)
+				}
+				requeue = res.RequeueAfter
+			}
+			if requeue != tc.wantRequeue {
+				t.Errorf("requeue after %s, want %s", requeue, tc.wantRequeue)
+			}
+			got := &clusterv1alpha1.Machine{}
+			err := f.client.Get(t.Context(), f.key, got)
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Fatal(err)
+			}
+			if deleted := err != nil || got.DeletionTimestamp != nil; deleted != tc.wantDeleted {
+				t.Errorf("deleted = %v, want %v", deleted, tc.wantDeleted)
+			}
+			var gotEvents []string
+			for _, e := range f.events() {
+				if strings.HasPrefix(e, "Warning") {
+					gotEvents = append(gotEvents, strings.Join(strings.Fields(e)[:2], " "))
+				}
+			}
+			var wantEvents []string
+			if tc.wantEvent != "" {
+				wantEvents = []string{tc.wantEvent}
+			}
+			if diff := gocmp.Diff(wantEvents, gotEvents); diff != "" {
+				t.Errorf("Warning events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

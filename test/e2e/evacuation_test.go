@@ -1,0 +1,181 @@
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	kubevirtcorev1 "kubevirt.io/api/core/v1"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machine"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/simulator"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// testEvacuation drains the infra node of two VMs: the External one gets
+// its guest Node drained and its VMI restarted on the other infra node, the
+// LiveMigrate one is migrated; a Node a person cordoned stays cordoned.
+func (s *suite) testEvacuation(t *testing.T) {
+	ctx := t.Context()
+	c := s.user.Client
+	external := s.createMachineSet(t, "external", providerSpec)
+	live := s.createMachineSet(t, "live", strings.Replace(providerSpec, `"virtualMachine": {`, `"virtualMachine": {"evictionStrategy": "LiveMigrate", `, 1))
+	machines := s.waitForMachines(t, 2)
+	byName := map[string]clusterv1alpha1.Machine{}
+	for _, m := range machines {
+		byName[m.Labels["name"]] = m
+	}
+	ext, mig := byName["external"], byName["live"]
+
+	// A workload on the External Machine's Node is evicted by the drain.
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "evacuee", Namespace: metav1.NamespaceDefault},
+		Spec: corev1.PodSpec{
+			NodeName: ext.Status.NodeRef.Name, TerminationGracePeriodSeconds: ptr.To[int64](0),
+			Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"}},
+		},
+	}
+	if err := c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	extVMI := s.vmi(t, ext.Name)
+	migVMI := s.vmi(t, mig.Name)
+	for _, m := range []clusterv1alpha1.Machine{ext, mig} {
+		if err := simulator.Evacuate(ctx, s.infra.Client, infraNamespace, m.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, timeout, "the External VMI restarted elsewhere and its Node uncordoned", func() (bool, string) {
+		vmi, node := s.vmi(t, ext.Name), s.node(t, ext.Status.NodeRef.Name)
+		podErr := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(pod), &corev1.Pod{})
+		_, marked := node.Annotations[machine.AnnotationEvacuationCordon]
+		ok := vmi.UID != extVMI.UID && vmi.Status.Phase == kubevirtcorev1.Running && vmi.Status.NodeName == simulator.SecondNodeName &&
+			!node.Spec.Unschedulable && !marked && apierrors.IsNotFound(podErr)
+		return ok, fmt.Sprintf("vmi=%s/%s on %s, unschedulable=%v marked=%v pod=%v", vmi.UID, vmi.Status.Phase, vmi.Status.NodeName, node.Spec.Unschedulable, marked, podErr)
+	})
+	waitFor(t, timeout, "the LiveMigrate VMI migrated", func() (bool, string) {
+		vmi := s.vmi(t, mig.Name)
+		return vmi.UID == migVMI.UID && vmi.Status.NodeName == simulator.SecondNodeName && vmi.Status.EvacuationNodeName == "",
+			fmt.Sprintf("vmi=%s on %s evacuation=%q", vmi.UID, vmi.Status.NodeName, vmi.Status.EvacuationNodeName)
+	})
+	s.expectEvent(t, ext.UID, "Evacuated")
+	s.expectEvent(t, mig.UID, "Migrating")
+
+	// A Node cordoned by a person stays cordoned after an evacuation.
+	node := s.node(t, ext.Status.NodeRef.Name)
+	base := node.DeepCopy()
+	node.Spec.Unschedulable = true
+	if err := c.Patch(ctx, node, ctrlruntimeclient.MergeFrom(base)); err != nil {
+		t.Fatal(err)
+	}
+	before := s.vmi(t, ext.Name)
+	if err := simulator.Evacuate(ctx, s.infra.Client, infraNamespace, ext.Name); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, timeout, "the External VMI restarted again", func() (bool, string) {
+		vmi := s.vmi(t, ext.Name)
+		return vmi.UID != before.UID && vmi.Status.Phase == kubevirtcorev1.Running && s.node(t, node.Name).Spec.Unschedulable,
+			fmt.Sprintf("vmi=%s/%s on %s", vmi.UID, vmi.Status.Phase, vmi.Status.NodeName)
+	})
+	if got := s.waitForMachines(t, 2); !slices.ContainsFunc(got, func(m clusterv1alpha1.Machine) bool { return m.UID == ext.UID }) ||
+		!slices.ContainsFunc(got, func(m clusterv1alpha1.Machine) bool { return m.UID == mig.UID }) {
+		t.Errorf("evacuated Machines were replaced: %v", names(got))
+	}
+
+	for _, ms := range []*clusterv1alpha1.MachineSet{external, live} {
+		if err := c.Delete(ctx, ms); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, timeout, "everything deleted", func() (bool, string) {
+		left := s.leftovers(t)
+		return left == "", left
+	})
+}
+
+// createMachineSet creates a MachineSet of one Machine labelled name=<name>.
+func (s *suite) createMachineSet(t *testing.T, name, spec string) *clusterv1alpha1.MachineSet {
+	t.Helper()
+	labels := map[string]string{"name": name}
+	ms := &clusterv1alpha1.MachineSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: machineNamespace},
+		Spec: clusterv1alpha1.MachineSetSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: metav1.LabelSelector{MatchLabels: labels},
+			Template: clusterv1alpha1.MachineTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: machineSpec(spec)},
+		},
+	}
+	if err := s.user.Client.Create(t.Context(), ms); err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+// waitForMachines waits for n Machines with a Ready Node and returns them.
+func (s *suite) waitForMachines(t *testing.T, n int) []clusterv1alpha1.Machine {
+	t.Helper()
+	var list clusterv1alpha1.MachineList
+	waitFor(t, timeout, fmt.Sprintf("%d linked Machines", n), func() (bool, string) {
+		list = clusterv1alpha1.MachineList{}
+		if err := s.user.Client.List(t.Context(), &list, ctrlruntimeclient.InNamespace(machineNamespace)); err != nil {
+			return false, err.Error()
+		}
+		ready := 0
+		for _, m := range list.Items {
+			if m.Status.NodeRef != nil && m.DeletionTimestamp == nil && readyNode(s.node(t, m.Status.NodeRef.Name)) {
+				ready++
+			}
+		}
+		return len(list.Items) == n && ready == n, fmt.Sprintf("machines=%d ready=%d", len(list.Items), ready)
+	})
+	return list.Items
+}
+
+// vmi returns the VMI of a Machine (empty when there is none).
+func (s *suite) vmi(t *testing.T, name string) *kubevirtcorev1.VirtualMachineInstance {
+	t.Helper()
+	vmi := &kubevirtcorev1.VirtualMachineInstance{}
+	if err := s.infra.Client.Get(t.Context(), types.NamespacedName{Namespace: infraNamespace, Name: name}, vmi); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
+	return vmi
+}
+
+// node returns a Node of the user cluster (empty when there is none).
+func (s *suite) node(t *testing.T, name string) *corev1.Node {
+	t.Helper()
+	node := &corev1.Node{}
+	if err := s.user.Client.Get(t.Context(), types.NamespacedName{Name: name}, node); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
+	return node
+}
+
+// readyNode reports whether a Node is Ready.
+func readyNode(node *corev1.Node) bool {
+	return slices.ContainsFunc(node.Status.Conditions, func(c corev1.NodeCondition) bool {
+		return c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
+	})
+}
+
+// expectEvent fails unless an event of the reason regards the object.
+func (s *suite) expectEvent(t *testing.T, uid types.UID, reason string) {
+	t.Helper()
+	events := &eventsv1.EventList{}
+	if err := s.user.Client.List(t.Context(), events, ctrlruntimeclient.InNamespace(machineNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool { return e.Regarding.UID == uid && e.Reason == reason }) {
+		t.Errorf("no %s event for %s", reason, uid)
+	}
+}

@@ -1,0 +1,117 @@
+package e2e
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	kubevirtcorev1 "kubevirt.io/api/core/v1"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// outage is how long the infra connection is cut.
+const outage = 3 * time.Second
+
+// testInfraOutage cuts the controller's connection to the infra API server
+// in the middle of a scale-up: once it is back, the MachineSet converges
+// with one VM and one user-data Secret per Machine, nothing twice.
+func (s *suite) testInfraOutage(t *testing.T) {
+	ctx := t.Context()
+	ms := s.createMachineSet(t, "outage", providerSpec)
+	s.waitForReplicas(t, ms, 1)
+
+	s.scale(t, ms, 4)
+	// Cut as soon as the first new VM exists, while the others are being
+	// created.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if n, err := s.countVMs(t); err != nil || n > 1 {
+			break
+		}
+	}
+	s.infraProxy.cut()
+	if vms, err := s.countVMs(t); err == nil {
+		t.Logf("infra connection cut with %d of 4 VirtualMachines created", vms)
+	}
+	time.Sleep(outage)
+	s.infraProxy.restore()
+
+	s.checkOnePerMachine(t, s.waitForReplicas(t, ms, 4))
+
+	if err := s.user.Client.Delete(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, timeout, "everything deleted", func() (bool, string) {
+		left := s.leftovers(t)
+		return left == "", left
+	})
+}
+
+// countVMs counts the VirtualMachines of the infra namespace.
+func (s *suite) countVMs(t *testing.T) (int, error) {
+	t.Helper()
+	vms := &kubevirtcorev1.VirtualMachineList{}
+	if err := s.infra.Client.List(t.Context(), vms, ctrlruntimeclient.InNamespace(infraNamespace)); err != nil {
+		return 0, fmt.Errorf("failed to list VirtualMachines: %w", err)
+	}
+	return len(vms.Items), nil
+}
+
+// checkOnePerMachine checks that the infra namespace holds one VM and one
+// user-data Secret per Machine and no VM without Machine.
+func (s *suite) checkOnePerMachine(t *testing.T, machines []clusterv1alpha1.Machine) {
+	t.Helper()
+	ctx := t.Context()
+	vms := &kubevirtcorev1.VirtualMachineList{}
+	if err := s.infra.Client.List(ctx, vms, ctrlruntimeclient.InNamespace(infraNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	secrets := &corev1.SecretList{}
+	if err := s.infra.Client.List(ctx, secrets, ctrlruntimeclient.InNamespace(infraNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, m := range machines {
+		want[m.Name] = true
+	}
+	for _, vm := range vms.Items {
+		if !want[vm.Name] {
+			t.Errorf("VirtualMachine %s has no Machine", vm.Name)
+		}
+	}
+	if len(vms.Items) != len(machines) || len(secrets.Items) != len(machines) {
+		t.Errorf("%d Machines, %d VirtualMachines, %d Secrets; want one of each per Machine", len(machines), len(vms.Items), len(secrets.Items))
+	}
+}
+
+// testControllerRestart kills machine-controller while it creates the VMs
+// of a MachineSet and starts a new one: the MachineSet converges with one
+// VM and one Secret per Machine, and deleting it leaves nothing.
+func (s *suite) testControllerRestart(t *testing.T) {
+	ms := s.createMachineSet(t, "restart", providerSpec)
+	s.scale(t, ms, 3)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if n, err := s.countVMs(t); err != nil || n > 0 {
+			break
+		}
+	}
+	s.stopController()
+	vms, err := s.countVMs(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("machine-controller killed with %d of 3 VirtualMachines created", vms)
+	s.startController(s.top)
+
+	s.checkOnePerMachine(t, s.waitForReplicas(t, ms, 3))
+	if err := s.user.Client.Delete(t.Context(), ms); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, timeout, "everything deleted", func() (bool, string) {
+		left := s.leftovers(t)
+		return left == "", left
+	})
+}

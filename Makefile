@@ -8,6 +8,8 @@ GO ?= go
 LOCALBIN ?= $(CURDIR)/bin
 GOLANGCI_LINT_VERSION ?= v2.15.0
 GOLANGCI_LINT := $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+CONTROLLER_GEN := $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 # envtest binaries (kube-apiserver, etcd, kube-controller-manager) built from source, cached outside the repo.
 ENVTEST_ASSETS = $(shell hack/envtest-binaries.sh)
 TEST_TIMEOUT ?= 30m
@@ -51,10 +53,17 @@ bench: ## Run the benchmarks (API requests per provider call, builder throughput
 fuzz: ## Fuzz the providerSpec parser for FUZZTIME.
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./pkg/cloudprovider/kubevirt/config
 
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate the controllers' RBAC into their charts from the +kubebuilder:rbac markers; copy the cluster.k8s.io CRDs.
+	$(CONTROLLER_GEN) rbac:roleName=machine-controller paths=./pkg/controller output:rbac:dir=charts/machine-controller/files/rbac/user
+	$(CONTROLLER_GEN) rbac:roleName=kubevirt-kkp-provider paths=./pkg/cloudprovider/kubevirt/infra output:rbac:dir=charts/machine-controller/files/rbac/infra
+	$(CONTROLLER_GEN) rbac:roleName=infra-controller paths=./pkg/infracontroller output:rbac:dir=charts/infra-controller/files/rbac
+	cp test/crds/cluster.k8s.io.yaml charts/machine-controller/crds/cluster.k8s.io.yaml
+
 ##@ Verification
 
 .PHONY: verify
-verify: verify-fmt verify-modules vet lint ## Run every static check (formatting, modules, vet, lint).
+verify: verify-fmt verify-modules verify-gen vet lint ## Run every static check (formatting, modules, generated files, vet, lint).
 
 .PHONY: verify-fmt
 verify-fmt: ## Fail if any Go file is not gofmt-ed.
@@ -63,6 +72,10 @@ verify-fmt: ## Fail if any Go file is not gofmt-ed.
 .PHONY: verify-modules
 verify-modules: ## Fail if go.mod/go.sum are not tidy.
 	$(GO) mod tidy -diff
+
+.PHONY: verify-gen
+verify-gen: generate ## Fail if make generate changes a tracked file or leaves an untracked one.
+	@out="$$(git status --porcelain -- charts/machine-controller/files charts/machine-controller/crds charts/infra-controller/files)"; if [[ -n "$$out" ]]; then echo "generated files are stale, run make generate:"; echo "$$out"; git diff -- charts; exit 1; fi
 
 .PHONY: vet
 vet: ## Run go vet.
@@ -76,3 +89,8 @@ $(GOLANGCI_LINT):
 	@mkdir -p $(LOCALBIN)
 	GOBIN=$(LOCALBIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(LOCALBIN)/golangci-lint $(GOLANGCI_LINT)
+
+$(CONTROLLER_GEN):
+	@mkdir -p $(LOCALBIN)
+	GOBIN=$(LOCALBIN) $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+	mv $(LOCALBIN)/controller-gen $(CONTROLLER_GEN)

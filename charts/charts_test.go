@@ -29,10 +29,12 @@ const kubeVersion = "v" + components.MaxTestedKubernetes + ".0"
 
 // namespaces are the release namespaces of the charts.
 var namespaces = map[string]string{
-	"cni-plugins": "kube-system",
-	"multus":      "kube-system",
-	"kubevirt":    "kubevirt",
-	"cdi":         "cdi",
+	"cni-plugins":        "kube-system",
+	"multus":             "kube-system",
+	"kubevirt":           "kubevirt",
+	"cdi":                "cdi",
+	"machine-controller": "kubevirt-kkp-machines",
+	"infra-controller":   "kubevirt-kkp-infra",
 }
 
 func TestLint(t *testing.T) {
@@ -66,6 +68,11 @@ func TestLintRejectsBadValues(t *testing.T) {
 		{"cdi", map[string]any{"importProxy": map[string]any{"httpsProxy": 3}}},
 		{"multus", map[string]any{"logLevel": "chatty"}},
 		{"cni-plugins", map[string]any{"plugins": []any{}}},
+		{"machine-controller", map[string]any{"drainTimeout": "ten minutes"}},
+		{"machine-controller", map[string]any{"rbac": map[string]any{"infra": map[string]any{"enabled": true}}}},
+		{"machine-controller", map[string]any{"rbac": map[string]any{"infra": map[string]any{"subject": map[string]any{"kind": "Robot", "name": "x"}}}}},
+		{"infra-controller", map[string]any{"namespacePrefix": ""}},
+		{"infra-controller", map[string]any{"storageClassBus": "ide"}},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s %v", tt.chart, tt.values), func(t *testing.T) {

@@ -8,5 +8,5 @@ import "embed"
 
 // FS holds every chart directory of this package.
 //
-//go:embed all:cni-plugins all:multus all:kubevirt all:cdi
+//go:embed all:cni-plugins all:multus all:kubevirt all:cdi all:machine-controller all:infra-controller
 var FS embed.FS

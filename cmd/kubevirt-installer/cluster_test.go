@@ -40,7 +40,7 @@ func TestCommandsAgainstACluster(t *testing.T) {
 		}
 	})
 	t.Run("install of the network components", func(t *testing.T) {
-		out, err := run(t, "install", "--skip", "kubevirt,cdi")
+		out, err := run(t, "install", "--skip", "kubevirt,cdi,infra-controller,machine-controller")
 		if err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}

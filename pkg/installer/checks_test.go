@@ -58,7 +58,9 @@ func kubeVirtResource(t *testing.T, c ctrlruntimeclient.Client) *unstructured.Un
 
 func checkInstalledObjects(t *testing.T, c ctrlruntimeclient.Client) {
 	t.Helper()
-	for ns, level := range map[string]string{"kubevirt": "privileged", "cdi": "baseline"} {
+	for ns, level := range map[string]string{
+		"kubevirt": "privileged", "cdi": "baseline", "kubevirt-kkp-infra": "restricted", "kubevirt-kkp-machines": "restricted",
+	} {
 		namespace := &corev1.Namespace{}
 		if err := c.Get(t.Context(), types.NamespacedName{Name: ns}, namespace); err != nil {
 			t.Fatal(err)
@@ -106,6 +108,7 @@ func checkUpgrade(t *testing.T, c ctrlruntimeclient.Client, inst *Installer) {
 	want := []Result{
 		{"cni-plugins", ActionUnchanged, 1}, {"multus", ActionUnchanged, 1},
 		{"kubevirt", ActionUpgraded, 2}, {"cdi", ActionUnchanged, 1},
+		{"infra-controller", ActionUnchanged, 1}, {"machine-controller", ActionUnchanged, 1},
 	}
 	if diff := cmp.Diff(want, results); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
@@ -140,7 +143,7 @@ func checkReconfigure(t *testing.T, c ctrlruntimeclient.Client, inst *Installer)
 	if diff := cmp.Diff(Result{"kubevirt", ActionConfigured, 3}, results[2]); diff != "" || !emulation() {
 		t.Errorf("emulation on: (-want +got):\n%s", diff)
 	}
-	for _, r := range []Result{results[0], results[1], results[3]} {
+	for _, r := range []Result{results[0], results[1], results[3], results[4], results[5]} {
 		if r.Action != ActionUnchanged {
 			t.Errorf("%s was %s", r.Component, r.Action)
 		}
@@ -163,8 +166,9 @@ func checkUninstall(t *testing.T, c ctrlruntimeclient.Client, inst *Installer) {
 	err := inOrder(out.String(), "[1/4] delete operator resources",
 		"deleting CDI cdi", "CDI cdi removed", "deleting KubeVirt kubevirt/kubevirt", "KubeVirt kubevirt/kubevirt removed",
 		"[2/4] delete leftover operand objects", "deleted leftover ValidatingWebhookConfiguration virt-api-validator",
-		"[3/4] uninstall Helm releases", "cdi: uninstalled", "kubevirt: uninstalled", "multus: uninstalled", "cni-plugins: uninstalled",
-		"[4/4] delete namespaces", "deleting namespace cdi", "deleting namespace kubevirt")
+		"[3/4] uninstall Helm releases", "machine-controller: uninstalled", "infra-controller: uninstalled", "cdi: uninstalled", "kubevirt: uninstalled", "multus: uninstalled", "cni-plugins: uninstalled",
+		"[4/4] delete namespaces", "deleting namespace kubevirt-kkp-machines", "deleting namespace kubevirt-kkp-infra",
+		"deleting namespace cdi", "deleting namespace kubevirt")
 	if err != nil {
 		t.Errorf("%v\n%s", err, out.String())
 	}
@@ -181,6 +185,9 @@ func checkUninstall(t *testing.T, c ctrlruntimeclient.Client, inst *Installer) {
 	want := []string{
 		"CustomResourceDefinition /cdis.cdi.kubevirt.io",
 		"CustomResourceDefinition /kubevirts.kubevirt.io",
+		"CustomResourceDefinition /machinedeployments.cluster.k8s.io",
+		"CustomResourceDefinition /machines.cluster.k8s.io",
+		"CustomResourceDefinition /machinesets.cluster.k8s.io",
 		"CustomResourceDefinition /network-attachment-definitions.k8s.cni.cncf.io",
 	}
 	if diff := cmp.Diff(want, left, cmpSorted); diff != "" {

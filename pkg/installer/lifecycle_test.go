@@ -46,6 +46,7 @@ func TestLifecycle(t *testing.T) {
 		want := []Result{
 			{"cni-plugins", ActionUnchanged, 1}, {"multus", ActionUnchanged, 1},
 			{"kubevirt", ActionUnchanged, 2}, {"cdi", ActionUnchanged, 1},
+			{"infra-controller", ActionUnchanged, 1}, {"machine-controller", ActionUnchanged, 1},
 		}
 		if diff := cmp.Diff(want, results); diff != "" {
 			t.Errorf("results (-want +got):\n%s", diff)
@@ -93,11 +94,12 @@ func checkFirstInstall(t *testing.T, sim *installertest.Simulator, releases []co
 	want := []Result{
 		{"cni-plugins", ActionInstalled, 1}, {"multus", ActionInstalled, 1},
 		{"kubevirt", ActionInstalled, 1}, {"cdi", ActionInstalled, 1},
+		{"infra-controller", ActionInstalled, 1}, {"machine-controller", ActionInstalled, 1},
 	}
 	if diff := cmp.Diff(want, results); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
 	}
-	order := []string{"[1/4] cni-plugins", "[2/4] multus", "[3/4] kubevirt v1.8.4", "[4/4] cdi"}
+	order := []string{"[1/6] cni-plugins", "[2/6] multus", "[3/6] kubevirt v1.8.4", "[4/6] cdi", "[5/6] infra-controller", "[6/6] machine-controller"}
 	if err := inOrder(out.String(), order...); err != nil {
 		t.Errorf("%v\n%s", err, out.String())
 	}

@@ -56,11 +56,13 @@ func TestTemplateRendersEveryComponentInOrder(t *testing.T) {
 		}
 	}
 	want := []string{
-		"Namespace/kubevirt", "Namespace/cdi",
+		"Namespace/kubevirt", "Namespace/cdi", "Namespace/kubevirt-kkp-infra", "Namespace/kubevirt-kkp-machines",
 		"DaemonSet/cni-plugins",
 		"CustomResourceDefinition/network-attachment-definitions.k8s.cni.cncf.io", "DaemonSet/kube-multus-ds",
 		"CustomResourceDefinition/kubevirts.kubevirt.io", "KubeVirt/kubevirt",
 		"CustomResourceDefinition/cdis.cdi.kubevirt.io", "CDI/cdi",
+		"CustomResourceDefinition/machines.cluster.k8s.io", "CustomResourceDefinition/machinesets.cluster.k8s.io",
+		"CustomResourceDefinition/machinedeployments.cluster.k8s.io",
 	}
 	if diff := cmp.Diff(want, order); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)

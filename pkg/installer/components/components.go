@@ -11,6 +11,7 @@ import (
 const (
 	PodSecurityPrivileged = "privileged"
 	PodSecurityBaseline   = "baseline"
+	PodSecurityRestricted = "restricted"
 )
 
 // Supported Kubernetes versions of the pinned component set.
@@ -77,7 +78,8 @@ var (
 )
 
 // Default returns the pinned components in dependency order: the CNI plugins
-// before Multus, which delegates to them, and KubeVirt before CDI.
+// before Multus, which delegates to them, KubeVirt before CDI, and our own
+// controllers, which use the APIs of both, last.
 func Default() []Component {
 	return []Component{
 		{
@@ -123,6 +125,14 @@ func Default() []Component {
 				{GroupVersionKind: validatingWebhook, Name: "cdi-api-validate"},
 				{GroupVersionKind: validatingWebhook, Name: "objecttransfer-api-validate"},
 			},
+		},
+		{
+			Name: "infra-controller", Chart: "infra-controller", Version: "v0.1.0",
+			Namespace: "kubevirt-kkp-infra", ManagedNamespace: true, PodSecurity: PodSecurityRestricted,
+		},
+		{
+			Name: "machine-controller", Chart: "machine-controller", Version: "v0.1.0",
+			Namespace: "kubevirt-kkp-machines", ManagedNamespace: true, PodSecurity: PodSecurityRestricted,
 		},
 	}
 }

@@ -206,8 +206,9 @@ func TestWithout(t *testing.T) {
 		want    []string
 		wantErr bool
 	}{
-		{skip: nil, want: []string{"cni-plugins", "multus", "kubevirt", "cdi"}},
-		{skip: []string{"multus", "cni-plugins"}, want: []string{"kubevirt", "cdi"}},
+		{skip: nil, want: []string{"cni-plugins", "multus", "kubevirt", "cdi", "infra-controller", "machine-controller"}},
+		{skip: []string{"multus", "cni-plugins"}, want: []string{"kubevirt", "cdi", "infra-controller", "machine-controller"}},
+		{skip: []string{"machine-controller", "infra-controller"}, want: []string{"cni-plugins", "multus", "kubevirt", "cdi"}},
 		{skip: []string{"kubevirt-csi"}, wantErr: true},
 	}
 	for _, tt := range tests {

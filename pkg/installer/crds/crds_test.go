@@ -24,10 +24,12 @@ func TestFromChartReadsEveryChartsCRDs(t *testing.T) {
 		got[r.Name] = Names(objs)
 	}
 	want := map[string][]string{
-		"cni-plugins": {},
-		"multus":      {"network-attachment-definitions.k8s.cni.cncf.io"},
-		"kubevirt":    {"kubevirts.kubevirt.io"},
-		"cdi":         {"cdis.cdi.kubevirt.io"},
+		"cni-plugins":        {},
+		"multus":             {"network-attachment-definitions.k8s.cni.cncf.io"},
+		"kubevirt":           {"kubevirts.kubevirt.io"},
+		"cdi":                {"cdis.cdi.kubevirt.io"},
+		"infra-controller":   {},
+		"machine-controller": {"machines.cluster.k8s.io", "machinesets.cluster.k8s.io", "machinedeployments.cluster.k8s.io"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

@@ -29,6 +29,14 @@ var table = map[key]func() Set{
 	{component: "cdi", version: "v1.66.0"}: func() Set {
 		return CDI("quay.io/kubevirt", "v1.66.0")
 	},
+	// Our own controllers; the registry path is a placeholder until the
+	// images are published.
+	{component: "infra-controller", version: "v0.1.0"}: func() Set {
+		return Set{{Name: "infra-controller", ValuesKey: "controller", Ref: "ghcr.io/kubevirt-kkp/infra-controller:v0.1.0"}}
+	},
+	{component: "machine-controller", version: "v0.1.0"}: func() Set {
+		return Set{{Name: "machine-controller", ValuesKey: "controller", Ref: "ghcr.io/kubevirt-kkp/machine-controller:v0.1.0"}}
+	},
 }
 
 // KubeVirt returns the images of a KubeVirt release published under

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"io"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/releaseutil"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/charts"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/components"
+)
+
+// chartArgs renders the infra-controller chart with values and returns the
+// arguments of its container.
+func chartArgs(t *testing.T, values map[string]any) []string {
+	t.Helper()
+	ch, err := components.LoadChart(charts.FS, "infra-controller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := chartutil.ReleaseOptions{Name: "infra-controller", Namespace: "kubevirt-kkp", IsInstall: true}
+	vals, err := chartutil.ToRenderValues(ch, values, opts, chartutil.DefaultCapabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := engine.Render(ch, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range releaseutil.SplitManifests(files["infra-controller/templates/deployment.yaml"]) {
+		d := &appsv1.Deployment{}
+		if err := yaml.Unmarshal([]byte(doc), d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Kind == "Deployment" {
+			return d.Spec.Template.Spec.Containers[0].Args
+		}
+	}
+	t.Fatal("the chart renders no Deployment")
+	return nil
+}
+
+// The chart's Deployment passes only flags the binary has, with values it
+// accepts, and they reach the options.
+func TestChartArgsParse(t *testing.T) {
+	tests := []struct {
+		name   string
+		values map[string]any
+		check  func(*testing.T, *flags)
+	}{
+		{
+			name: "defaults",
+			check: func(t *testing.T, f *flags) {
+				t.Helper()
+				if !f.leaderElect || f.leaderElectionNamespace != "kubevirt-kkp" || f.metricsAddr != ":8080" || f.probeAddr != ":8081" {
+					t.Errorf("leader election %t in %q, metrics %q, probes %q", f.leaderElect, f.leaderElectionNamespace, f.metricsAddr, f.probeAddr)
+				}
+			},
+		},
+		{
+			name:   "switches off",
+			values: map[string]any{"presets": false, "csiAccess": false, "storageClasses": false, "csiInfraServerURL": "https://infra:6443", "namespacePrefix": "tenant-"},
+			check: func(t *testing.T, f *flags) {
+				t.Helper()
+				o := f.options
+				if o.Flavors.Presets || !o.DisableCSIAccess || !o.DisableStorageClasses || o.CSIAccess.ServerURL != "https://infra:6443" || o.NamespacePrefix != "tenant-" {
+					t.Errorf("options %+v", o)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := parseFlags(chartArgs(t, tt.values), io.Discard)
+			if err != nil {
+				t.Fatalf("the binary refuses the chart's arguments: %v", err)
+			}
+			tt.check(t, f)
+		})
+	}
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"io"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/releaseutil"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/charts"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/components"
+)
+
+// chartArgs renders the machine-controller chart with values and returns
+// the arguments of its container.
+func chartArgs(t *testing.T, values map[string]any) []string {
+	t.Helper()
+	ch, err := components.LoadChart(charts.FS, "machine-controller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := chartutil.ReleaseOptions{Name: "machine-controller", Namespace: "kubevirt-kkp", IsInstall: true}
+	vals, err := chartutil.ToRenderValues(ch, values, opts, chartutil.DefaultCapabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := engine.Render(ch, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range releaseutil.SplitManifests(files["machine-controller/templates/deployment.yaml"]) {
+		d := &appsv1.Deployment{}
+		if err := yaml.Unmarshal([]byte(doc), d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Kind == "Deployment" {
+			return d.Spec.Template.Spec.Containers[0].Args
+		}
+	}
+	t.Fatal("the chart renders no Deployment")
+	return nil
+}
+
+// The chart's Deployment runs the run sub-command with flags it has and
+// values it accepts.
+func TestChartArgsParse(t *testing.T) {
+	tests := []struct {
+		name   string
+		values map[string]any
+		want   map[string]string
+	}{
+		{
+			name: "defaults",
+			want: map[string]string{
+				"leader-elect": "true", "leader-election-namespace": "kubevirt-kkp", "metrics-bind-address": ":8080",
+				"health-probe-bind-address": ":8085", "kubeconfig": "", "infra-kubeconfig": "", "drain-timeout": "10m0s",
+			},
+		},
+		{
+			name:   "kubeconfigs and timeouts",
+			values: map[string]any{"userKubeconfigSecret": "user", "infraKubeconfigSecret": "infra", "infraNamespace": "tenant-a", "joinClusterTimeout": "15m", "qps": 20},
+			want: map[string]string{
+				"kubeconfig": "/etc/kubevirt-kkp/user/kubeconfig", "infra-kubeconfig": "/etc/kubevirt-kkp/infra/kubeconfig",
+				"infra-namespace": "tenant-a", "join-cluster-timeout": "15m0s", "qps": "20",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := chartArgs(t, tt.values)
+			if len(args) == 0 || args[0] != "run" {
+				t.Fatalf("args %v do not start with the run sub-command", args)
+			}
+			cmd := newRunCmd(io.Discard)
+			if err := cmd.ParseFlags(args[1:]); err != nil {
+				t.Fatalf("the binary refuses the chart's arguments: %v", err)
+			}
+			if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
+				t.Fatalf("the binary refuses the chart's arguments: %v", err)
+			}
+			got := map[string]string{}
+			for name := range tt.want {
+				fl := cmd.Flags().Lookup(name)
+				if fl == nil {
+					t.Fatalf("no flag %s", name)
+				}
+				got[name] = fl.Value.String()
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,37 @@
+package infracontroller
+
+// RBAC of infra-controller on the infra cluster, the source of
+// charts/infra-controller/files/rbac/role.yaml (make generate).
+//
+// Tenant namespaces are found by name prefix, so every namespaced kind is
+// read cluster-wide (the caches select only tenant kubeconfig Secrets and
+// labelled objects, but list and watch RBAC cannot be narrowed by label).
+// Flavors: VirtualMachineInstancePresets, instancetypes and preferences are
+// created, updated and deleted in tenant namespaces. Storage classes: read
+// here, written in the tenant clusters with the tenants' kubeconfigs. CSI
+// access: ServiceAccounts, Roles, RoleBindings and Secrets are created and
+// updated; the controller holds the rules of the Role it creates, since the
+// API server only lets it grant what it has. Image cache: the ConfigMap
+// listing the images, and the DataVolumes it pre-allocates. Tenant
+// networks and network policies: NetworkAttachmentDefinitions and
+// NetworkPolicies are created, updated and deleted in tenant namespaces from
+// the ConfigMaps that describe them. The namespace
+// "leader-election" is a placeholder the chart replaces with the namespace
+// of the Lease.
+//
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachineinstancepresets,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=instancetype.kubevirt.io,resources=virtualmachineinstancetypes;virtualmachinepreferences,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=secrets;serviceaccounts,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=cdi.kubevirt.io,resources=datavolumes,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachines;virtualmachineinstances,verbs=get;list;watch
+// +kubebuilder:rbac:groups=subresources.kubevirt.io,resources=virtualmachines/addvolume;virtualmachines/removevolume;virtualmachineinstances/addvolume;virtualmachineinstances/removevolume,verbs=update
+// +kubebuilder:rbac:groups=snapshot.storage.k8s.io,resources=volumesnapshots,verbs=get;create;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups=k8s.cni.cncf.io,resources=network-attachment-definitions,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=leader-election

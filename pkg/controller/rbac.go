@@ -4,10 +4,11 @@ package controller
 // charts/machine-controller/files/rbac/user/role.yaml (make generate).
 //
 // The manager's client caches every kind it reads, so reads are
-// cluster-wide get, list and watch. Secrets and ConfigMaps are read twice:
-// the operating-system-manager bootstrap Secrets in cloud-init-settings and
-// the Secret and ConfigMap key references of providerSpecs, which may name
-// any namespace. Pods are listed from the API server by Node (no cache), and
+// cluster-wide get, list and watch, except Secrets and ConfigMaps: they are
+// read one at a time, uncached (RunOptions disables their cache), so only
+// "get" is granted: the operating-system-manager bootstrap Secrets in
+// cloud-init-settings and the Secret and ConfigMap key references of
+// providerSpecs, which may name any namespace. Pods are listed from the API server by Node (no cache), and
 // evicted through the eviction subresource. Events go through the
 // events.k8s.io API; leader election records its own through the core API.
 // The namespace "leader-election" is a placeholder the chart replaces with
@@ -19,7 +20,7 @@ package controller
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
-// +kubebuilder:rbac:groups="",resources=secrets;configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets;configmaps,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=leader-election

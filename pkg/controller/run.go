@@ -18,11 +18,13 @@ import (
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -145,7 +147,13 @@ func (o RunOptions) newManager() (ctrl.Manager, error) {
 		return nil, fmt.Errorf("failed to build the scheme: %w", err)
 	}
 	mgr, err := ctrl.NewManager(o.UserConfig, ctrl.Options{
-		Scheme:                  scheme,
+		Scheme: scheme,
+		// Secrets and ConfigMaps (bootstrap user data, ConfigVar references)
+		// are read one by one when a Machine is created, never listed: no
+		// cluster-wide informer, so the controller needs only "get" on them.
+		Client: ctrlruntimeclient.Options{Cache: &ctrlruntimeclient.CacheOptions{
+			DisableFor: []ctrlruntimeclient.Object{&corev1.Secret{}, &corev1.ConfigMap{}},
+		}},
 		Metrics:                 metricsserver.Options{BindAddress: cmp.Or(o.MetricsAddress, "0")},
 		HealthProbeBindAddress:  cmp.Or(o.HealthAddress, "0"),
 		LeaderElection:          o.LeaderElection,

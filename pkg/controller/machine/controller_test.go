@@ -100,6 +100,10 @@ func TestReconcileCreatesInstanceAndLinksNode(t *testing.T) {
 
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "m-1"}, Spec: corev1.NodeSpec{ProviderID: "kubevirt://m-1"}}
 	node.Status.NodeInfo.KubeletVersion = "v1.33.4"
+	node.Status.Conditions = []corev1.NodeCondition{{
+		Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		LastHeartbeatTime: metav1.NewTime(time.Unix(1700000000, 0)),
+	}}
 	if err := f.client.Create(t.Context(), node); err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +116,10 @@ func TestReconcileCreatesInstanceAndLinksNode(t *testing.T) {
 	}
 	if m.Status.Versions == nil || m.Status.Versions.Kubelet != "v1.33.4" {
 		t.Errorf("versions = %v, want kubelet v1.33.4", m.Status.Versions)
+	}
+	wantConditions := []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}}
+	if diff := cmp.Diff(wantConditions, m.Status.Conditions); diff != "" {
+		t.Errorf("Machine conditions (-want +got; the Node's, without heartbeat):\n%s", diff)
 	}
 	if err := f.client.Get(t.Context(), ctrlruntimeclient.ObjectKeyFromObject(node), node); err != nil {
 		t.Fatal(err)

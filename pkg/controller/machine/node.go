@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -147,4 +148,20 @@ func getNode(ctx context.Context, c ctrlruntimeclient.Reader, name string) (*cor
 		return nil, fmt.Errorf("failed to get Node %s: %w", name, err)
 	}
 	return node, nil
+}
+
+// nodeConditions are the Machine's status.conditions: its Node's conditions
+// (Ready, MemoryPressure, ...), as Kubermatic's machine-controller reports
+// them, without heartbeat times, so that a heartbeat does not rewrite the
+// Machine's status.
+func nodeConditions(node *corev1.Node) []corev1.NodeCondition {
+	if len(node.Status.Conditions) == 0 {
+		return nil
+	}
+	out := make([]corev1.NodeCondition, 0, len(node.Status.Conditions))
+	for _, c := range node.Status.Conditions {
+		c.LastHeartbeatTime = metav1.Time{}
+		out = append(out, c)
+	}
+	return out
 }

@@ -108,6 +108,7 @@ func (r *reconciler) linkNode(ctx context.Context, s *scope, inst cloudprovider.
 	}
 	if node == nil {
 		s.machine.Status.NodeRef = nil
+		s.machine.Status.Conditions = nil
 		if node, err = findNode(ctx, r.client, s.machine.UID, inst.ProviderID(), s.machine.Status.Addresses); err != nil {
 			return reconcile.Result{}, err
 		}
@@ -119,6 +120,7 @@ func (r *reconciler) linkNode(ctx context.Context, s *scope, inst cloudprovider.
 		return reconcile.Result{}, err
 	}
 	s.machine.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", APIVersion: "v1", Name: node.Name, UID: node.UID}
+	s.machine.Status.Conditions = nodeConditions(node)
 	if v := node.Status.NodeInfo.KubeletVersion; v != "" {
 		s.machine.Status.Versions = &clusterv1alpha1.MachineVersionInfo{Kubelet: v}
 	}

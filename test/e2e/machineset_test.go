@@ -53,7 +53,8 @@ func TestMachineController(t *testing.T) {
 	t.Run("MachineDeployment lifecycle", s.testMachineDeployment)
 	t.Run("stopped VM", s.testStoppedVM)
 	t.Run("infra node drain", s.testEvacuation)
-	t.Run("infra API outage mid scale-up", s.testInfraOutage)
+	t.Run("infra connection cut mid scale-up", s.testConnectionCut)
+	t.Run("infra API server restart mid scale-up", s.testAPIServerRestart)
 	t.Run("controller restart mid-create", s.testControllerRestart)
 }
 

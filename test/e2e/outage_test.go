@@ -13,31 +13,64 @@ import (
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// outage is how long the infra connection is cut.
+// outage is how long the infra cluster is unreachable.
 const outage = 3 * time.Second
 
-// testInfraOutage cuts the controller's connection to the infra API server
-// in the middle of a scale-up: once it is back, the MachineSet converges
-// with one VM and one user-data Secret per Machine, nothing twice.
-func (s *suite) testInfraOutage(t *testing.T) {
+// cutInfraConnection cuts the controller's connections to the infra API
+// server for outage: the API server and everything else on the infra
+// cluster keep running.
+func (s *suite) cutInfraConnection(t *testing.T) {
+	t.Helper()
+	s.infraProxy.cut()
+	time.Sleep(outage)
+	s.infraProxy.restore()
+}
+
+// restartInfraAPIServer really stops the infra kube-apiserver for outage and
+// starts it again on the same address and etcd: every infra client (the
+// controller, the simulator, the garbage collector) loses its connections
+// and watches.
+func (s *suite) restartInfraAPIServer(t *testing.T) {
+	t.Helper()
+	if err := s.infra.RestartAPIServer(t.Context(), outage); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testConnectionCut cuts the controller's connection to the infra API
+// server in the middle of a scale-up (see testInfraOutage).
+func (s *suite) testConnectionCut(t *testing.T) {
+	s.testInfraOutage(t, "outage", s.cutInfraConnection)
+}
+
+// testAPIServerRestart stops and restarts the infra API server in the
+// middle of a scale-up (see testInfraOutage).
+func (s *suite) testAPIServerRestart(t *testing.T) {
+	s.testInfraOutage(t, "apiserver-restart", s.restartInfraAPIServer)
+}
+
+// testInfraOutage interrupts the infra cluster with interrupt in the middle
+// of a scale-up of a MachineSet called name: once it is back, the MachineSet
+// converges with one VM and one user-data Secret per Machine, nothing twice,
+// and deleting it leaves nothing.
+func (s *suite) testInfraOutage(t *testing.T, name string, interrupt func(t *testing.T)) {
+	t.Helper()
 	ctx := t.Context()
-	ms := s.createMachineSet(t, "outage", providerSpec)
+	ms := s.createMachineSet(t, name, providerSpec)
 	s.waitForReplicas(t, ms, 1)
 
 	s.scale(t, ms, 4)
-	// Cut as soon as the first new VM exists, while the others are being
-	// created.
+	// Interrupt as soon as the first new VM exists, while the others are
+	// being created.
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if n, err := s.countVMs(t); err != nil || n > 1 {
 			break
 		}
 	}
-	s.infraProxy.cut()
 	if vms, err := s.countVMs(t); err == nil {
-		t.Logf("infra connection cut with %d of 4 VirtualMachines created", vms)
+		t.Logf("infra cluster interrupted with %d of 4 VirtualMachines created", vms)
 	}
-	time.Sleep(outage)
-	s.infraProxy.restore()
+	interrupt(t)
 
 	s.checkOnePerMachine(t, s.waitForReplicas(t, ms, 4))
 

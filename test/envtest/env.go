@@ -127,7 +127,14 @@ func New(ctx context.Context, opts ...Option) (*Env, error) {
 	}}
 	// Without a bound, open watches (any informer still running) hold the
 	// API server's graceful shutdown until envtest kills it after 20s.
-	e.env.ControlPlane.GetAPIServer().Configure().Set("shutdown-watch-termination-grace-period", watchDrainTimeout)
+	apiServer := e.env.ControlPlane.GetAPIServer()
+	apiServer.Configure().Set("shutdown-watch-termination-grace-period", watchDrainTimeout)
+	// A certificate directory of our own survives RestartAPIServer, so the
+	// restarted API server keeps its serving and client CAs.
+	apiServer.CertDir = filepath.Join(workDir, "kube-apiserver")
+	if err := os.Mkdir(apiServer.CertDir, 0o700); err != nil {
+		return nil, errors.Join(fmt.Errorf("failed to create the API server's certificate directory: %w", err), e.Stop())
+	}
 	if err := e.start(dir, o); err != nil {
 		return nil, errors.Join(err, e.Stop())
 	}

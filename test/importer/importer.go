@@ -98,7 +98,12 @@ func (im *Importer) pending(ctx context.Context) (map[string]string, error) {
 }
 
 func (im *Importer) download(ctx context.Context, url string) (int64, error) {
-	client := im.HTTP
+	return Download(ctx, im.HTTP, url)
+}
+
+// Download reads the image at url to its end, as CDI's importer would, and
+// returns the number of bytes read. A nil client means http.DefaultClient.
+func Download(ctx context.Context, client *http.Client, url string) (int64, error) {
 	if client == nil {
 		client = http.DefaultClient
 	}

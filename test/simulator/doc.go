@@ -10,5 +10,7 @@
 // of run strategy Always (StopVMI ends one, optionally for good); Evacuate
 // plays an infra node drain (status.evacuationNodeName), and
 // VirtualMachineInstanceMigrations are completed by moving the VMI to the
-// other simulated infra node. It never runs in production.
+// other simulated infra node. With Options.ImportHTTP an HTTP DataVolume
+// import really downloads its URL (test/importer) before it succeeds, so a
+// local image server can count the bytes. It never runs in production.
 package simulator

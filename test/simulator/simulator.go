@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"net/http"
 	"time"
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
@@ -23,7 +24,7 @@ import (
 // NodeName is the infra node every simulated VMI runs on.
 const NodeName = "infra-node-sim"
 
-// Options tune the simulated delays.
+// Options tune the simulated delays and imports.
 type Options struct {
 	// ImportDelay is how long a DataVolume stays in progress.
 	ImportDelay time.Duration
@@ -34,6 +35,14 @@ type Options struct {
 	// the VM, providerID kubevirt://<vm>, InternalIP the VMI's address) and
 	// removes it once the VM is gone or being deleted.
 	UserClient ctrlruntimeclient.Client
+	// ImportHTTP makes the import of a DataVolume with an HTTP source really
+	// download the URL (with test/importer) before it can succeed, so an
+	// image server in the test sees every import; a failed download is
+	// retried. Off by default: imports then only take ImportDelay.
+	ImportHTTP bool
+	// HTTPClient downloads the images when ImportHTTP is set;
+	// http.DefaultClient when nil.
+	HTTPClient *http.Client
 }
 
 // Add registers the simulator with a manager of the infra cluster.
@@ -52,8 +61,9 @@ func Add(mgr ctrl.Manager, opts Options) error {
 }
 
 type reconciler struct {
-	client ctrlruntimeclient.Client
-	opts   Options
+	client  ctrlruntimeclient.Client
+	opts    Options
+	imports httpImports
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -119,6 +129,9 @@ func (r *reconciler) reconcileDataVolumes(ctx context.Context, vm *kubevirtcorev
 func (r *reconciler) progressDataVolume(ctx context.Context, dv *cdicorev1beta1.DataVolume) (time.Duration, error) {
 	if dv.Status.Phase == cdicorev1beta1.Succeeded {
 		return 0, nil
+	}
+	if err := r.importHTTP(ctx, dv); err != nil {
+		return 0, err
 	}
 	remaining := time.Until(dv.CreationTimestamp.Add(r.opts.ImportDelay))
 	phase, progress := cdicorev1beta1.ImportInProgress, cdicorev1beta1.DataVolumeProgress("50.0%")

@@ -54,11 +54,15 @@ fuzz: ## Fuzz the providerSpec parser for FUZZTIME.
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./pkg/cloudprovider/kubevirt/config
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate the controllers' RBAC into their charts from the +kubebuilder:rbac markers; copy the cluster.k8s.io CRDs.
+generate: $(CONTROLLER_GEN) ## Generate the controllers' RBAC into their charts from the +kubebuilder:rbac markers; generate the cluster.k8s.io CRDs from the SDK types; generate the TenantCluster deepcopy and CRD.
 	$(CONTROLLER_GEN) rbac:roleName=machine-controller paths=./pkg/controller output:rbac:dir=charts/machine-controller/files/rbac/user
 	$(CONTROLLER_GEN) rbac:roleName=kubevirt-kkp-provider paths=./pkg/cloudprovider/kubevirt/infra output:rbac:dir=charts/machine-controller/files/rbac/infra
 	$(CONTROLLER_GEN) rbac:roleName=infra-controller paths=./pkg/infracontroller output:rbac:dir=charts/infra-controller/files/rbac
+	hack/gen-cluster-crds.sh $(abspath $(CONTROLLER_GEN)) test/crds/cluster.k8s.io.yaml
 	cp test/crds/cluster.k8s.io.yaml charts/machine-controller/crds/cluster.k8s.io.yaml
+	$(CONTROLLER_GEN) object paths=./pkg/apis/...
+	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:dir=charts/infra-controller/crds
+	cp charts/infra-controller/crds/infra.kkp-kubevirt.io_tenantclusters.yaml test/crds/infra.kkp-kubevirt.io.yaml
 
 ##@ Verification
 
@@ -75,7 +79,7 @@ verify-modules: ## Fail if go.mod/go.sum are not tidy.
 
 .PHONY: verify-gen
 verify-gen: generate ## Fail if make generate changes a tracked file or leaves an untracked one.
-	@out="$$(git status --porcelain -- charts/machine-controller/files charts/machine-controller/crds charts/infra-controller/files)"; if [[ -n "$$out" ]]; then echo "generated files are stale, run make generate:"; echo "$$out"; git diff -- charts; exit 1; fi
+	@out="$$(git status --porcelain -- charts/machine-controller/files charts/machine-controller/crds charts/infra-controller/files charts/infra-controller/crds test/crds/infra.kkp-kubevirt.io.yaml pkg/apis)"; if [[ -n "$$out" ]]; then echo "generated files are stale, run make generate:"; echo "$$out"; git diff -- charts; exit 1; fi
 
 .PHONY: vet
 vet: ## Run go vet.

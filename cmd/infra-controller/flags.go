@@ -57,6 +57,9 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	imageCache := fs.Bool("image-cache", true, "Import the named images of ConfigMap image-cache and remove unused cache DataVolumes (needs CDI).")
 	fs.DurationVar(&o.ImageCache.GracePeriod, "image-cache-grace-period", imagecache.DefaultGracePeriod, "How long a cache DataVolume no VM refers to is kept.")
 	fs.BoolVar(&o.EnableNetworks, "tenant-networks", false, "Turn the CNI configurations of ConfigMap tenant-networks into NetworkAttachmentDefinitions (needs Multus).")
+	addons := fs.Bool("addons", true, "Apply the tenant-cluster side of the KubeVirt CSI driver (addons/) to tenant clusters with a kubeconfig Secret (needs --csi-access).")
+	fs.DurationVar(&o.Addons.ResyncInterval, "addons-resync", 10*time.Minute, "How often the addons are re-applied to each tenant cluster (hand edits there are not watched); 0 turns it off.")
+	fs.BoolVar(&o.EnableTenantClusters, "tenant-clusters", true, "Keep the namespaces of TenantCluster objects and tear them down, VMs first (needs the TenantCluster CRD).")
 	networkPolicies := fs.Bool("network-policies", true, "Keep default and custom NetworkPolicies in tenant namespaces.")
 	defaultPolicies := fs.Bool("default-network-policies", true, "Keep the default isolation policies; false deletes them.")
 	fs.Func("network-policy-private-cidrs", "Comma-separated CIDRs the Internet egress rule excludes (default "+strings.Join(netpol.DefaultPrivateCIDRs, ",")+").", list(&o.NetworkPolicies.PrivateCIDRs))
@@ -77,6 +80,7 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	f.qps = float32(qps)
 	o.DisableStorageClasses = !*storageClasses
 	o.DisableCSIAccess = !*csiAccess
+	o.EnableAddons = *addons && *csiAccess
 	o.EnableImageCache = *imageCache
 	o.DisableNetworkPolicies = !*networkPolicies
 	o.NetworkPolicies.DisableDefaults = !*defaultPolicies

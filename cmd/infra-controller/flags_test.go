@@ -32,6 +32,7 @@ func TestParseFlags(t *testing.T) {
 				o.StorageClasses.Bus = "virtio"
 				o.StorageClasses.ResyncInterval = 0
 				o.DisableCSIAccess = true
+				o.EnableAddons = false
 				o.CSIAccess.ServerURL = "https://infra:6443"
 			},
 		},
@@ -52,6 +53,9 @@ func TestParseFlags(t *testing.T) {
 				o.NetworkPolicies.Nameservers = []string{"1.1.1.1"}
 			},
 		},
+		{name: "addons off", args: []string{"--addons=false"}, want: func(o *infracontroller.Options) { o.EnableAddons = false }},
+		{name: "addons resync", args: []string{"--addons-resync=1m"}, want: func(o *infracontroller.Options) { o.Addons.ResyncInterval = time.Minute }},
+		{name: "tenant clusters off", args: []string{"--tenant-clusters=false"}, want: func(o *infracontroller.Options) { o.EnableTenantClusters = false }},
 		{name: "network policies off", args: []string{"--network-policies=false"}, want: func(o *infracontroller.Options) { o.DisableNetworkPolicies = true }},
 		{name: "an invalid CIDR is refused", args: []string{"--network-policy-allowed-cidrs=10.0.0.0"}, wantErr: true},
 		{name: "empty prefix is refused", args: []string{"--namespace-prefix="}, wantErr: true},
@@ -74,6 +78,9 @@ func TestParseFlags(t *testing.T) {
 			want.StorageClasses.ResyncInterval = 10 * time.Minute
 			want.EnableImageCache = true
 			want.ImageCache.GracePeriod = time.Hour
+			want.EnableTenantClusters = true
+			want.EnableAddons = true
+			want.Addons.ResyncInterval = 10 * time.Minute
 			tc.want(&want)
 			if diff := cmp.Diff(want, f.options, cmp.AllowUnexported(infracontroller.Options{})); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)

@@ -1,6 +1,8 @@
 package infracontroller
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
+	addonsctrl "github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/imagecache"
@@ -17,6 +21,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
 )
 
 // Options configures the infra-controller.
@@ -50,6 +55,16 @@ type Options struct {
 	// altogether: neither default nor custom policies are kept, and the
 	// ones made earlier stay as they are.
 	DisableNetworkPolicies bool
+	// EnableTenantClusters turns the TenantCluster controller on. It needs
+	// the TenantCluster CRD (charts/infra-controller/crds).
+	EnableTenantClusters bool
+	// EnableAddons turns the addons controller on: the manifests of addons/
+	// are applied to every tenant cluster with a kubeconfig Secret. It
+	// needs the CSI access objects (DisableCSIAccess false).
+	EnableAddons bool
+	// Addons configures the addons controller; its Secret name and key
+	// default to the storage-class controller's.
+	Addons addonsctrl.Options
 }
 
 // DefaultOptions returns the options of a plain Kubermatic layout with
@@ -117,6 +132,11 @@ type Controllers struct {
 	Networks *networks.Reconciler
 	// NetworkPolicies keeps the NetworkPolicies; nil when disabled.
 	NetworkPolicies *netpol.Reconciler
+	// TenantClusters keeps the namespaces of TenantClusters; nil when
+	// disabled.
+	TenantClusters *tenantcluster.Reconciler
+	// Addons applies the addons to tenant clusters; nil when disabled.
+	Addons *addonsctrl.Reconciler
 }
 
 // Setup registers the controllers with mgr. All reads go through the
@@ -156,7 +176,51 @@ func Setup(mgr ctrl.Manager, o Options) (*Controllers, error) {
 	if err := setupNetworking(mgr, o, tenants, c); err != nil {
 		return nil, err
 	}
+	if err := setupTenantClusters(mgr, o, tenants, c); err != nil {
+		return nil, err
+	}
+	if err := setupAddons(mgr, o, tenants, c); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// setupAddons registers the addons controller when o switches it on.
+func setupAddons(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Controllers) error {
+	if !o.EnableAddons {
+		return nil
+	}
+	if o.DisableCSIAccess {
+		return errors.New("the addons need the CSI access objects: do not disable CSI access")
+	}
+	ao := o.Addons
+	if ao.SecretName == "" {
+		ao.SecretName = o.StorageClasses.SecretNameOrDefault()
+	}
+	if ao.SecretKey == "" {
+		ao.SecretKey = o.StorageClasses.SecretKeyOrDefault()
+	}
+	c.Addons = &addonsctrl.Reconciler{Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Tenants: tenants, Options: ao}
+	return c.Addons.SetupWithManager(mgr)
+}
+
+// setupTenantClusters registers the TenantCluster controller when o
+// switches it on, adding the TenantCluster types to the manager's scheme.
+func setupTenantClusters(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Controllers) error {
+	if !o.EnableTenantClusters {
+		return nil
+	}
+	if err := infrav1alpha1.AddToScheme(mgr.GetScheme()); err != nil {
+		return fmt.Errorf("failed to add the TenantCluster types to the scheme: %w", err)
+	}
+	c.TenantClusters = &tenantcluster.Reconciler{
+		Client:              mgr.GetClient(),
+		APIReader:           mgr.GetAPIReader(),
+		Tenants:             tenants,
+		KubeconfigSecret:    o.StorageClasses.SecretNameOrDefault(),
+		KubeconfigSecretKey: o.StorageClasses.SecretKeyOrDefault(),
+	}
+	return c.TenantClusters.SetupWithManager(mgr)
 }
 
 // setupNetworking registers the tenant network and NetworkPolicy

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/netpol"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
@@ -71,6 +72,12 @@ func TestNetworkPolicies(t *testing.T) {
 		if err := c.Update(ctx, &have); err != nil {
 			t.Fatal(err)
 		}
+		eventually(t, wait, func() error { return checkPolicies(ctx, c, ns, defaults) })
+	})
+	t.Run("a TenantCluster's options switch the defaults off for its namespace only", func(t *testing.T) {
+		setNamespaceOptions(t, c, ns, `{"defaultNetworkPolicies":false}`)
+		eventually(t, wait, func() error { return checkPolicies(ctx, c, ns, nil) })
+		setNamespaceOptions(t, c, ns, "")
 		eventually(t, wait, func() error { return checkPolicies(ctx, c, ns, defaults) })
 	})
 	cm := &corev1.ConfigMap{
@@ -145,4 +152,25 @@ func sameVersion(ctx context.Context, c ctrlruntimeclient.Client, want *networki
 		return fmt.Errorf("policy %s was updated", want.Name)
 	}
 	return nil
+}
+
+// setNamespaceOptions sets (or, for "", removes) the TenantCluster options
+// annotation of a namespace, as the TenantCluster controller does.
+func setNamespaceOptions(t *testing.T, c ctrlruntimeclient.Client, name, options string) {
+	t.Helper()
+	var ns corev1.Namespace
+	if err := c.Get(t.Context(), ctrlruntimeclient.ObjectKey{Name: name}, &ns); err != nil {
+		t.Fatal(err)
+	}
+	if options == "" {
+		delete(ns.Annotations, infrav1alpha1.OptionsAnnotation)
+	} else {
+		if ns.Annotations == nil {
+			ns.Annotations = map[string]string{}
+		}
+		ns.Annotations[infrav1alpha1.OptionsAnnotation] = options
+	}
+	if err := c.Update(t.Context(), &ns); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -15,11 +15,13 @@ package infracontroller
 // listing the images, and the DataVolumes it pre-allocates. Tenant
 // networks and network policies: NetworkAttachmentDefinitions and
 // NetworkPolicies are created, updated and deleted in tenant namespaces from
-// the ConfigMaps that describe them. The namespace
+// the ConfigMaps that describe them. TenantClusters: their namespaces are
+// created, labelled and deleted, their VirtualMachines deleted first, their
+// kubeconfig Secrets read and copied. The namespace
 // "leader-election" is a placeholder the chart replaces with the namespace
 // of the Lease.
 //
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachineinstancepresets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=instancetype.kubevirt.io,resources=virtualmachineinstancetypes;virtualmachinepreferences,verbs=get;list;watch;create;update;delete
@@ -27,6 +29,9 @@ package infracontroller
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=cdi.kubevirt.io,resources=datavolumes,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachines;virtualmachineinstances,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachines,verbs=delete
+// +kubebuilder:rbac:groups=infra.kkp-kubevirt.io,resources=tenantclusters,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=infra.kkp-kubevirt.io,resources=tenantclusters/status;tenantclusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups=subresources.kubevirt.io,resources=virtualmachines/addvolume;virtualmachines/removevolume;virtualmachineinstances/addvolume;virtualmachineinstances/removevolume,verbs=update
 // +kubebuilder:rbac:groups=snapshot.storage.k8s.io,resources=volumesnapshots,verbs=get;create;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch

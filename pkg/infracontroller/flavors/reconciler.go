@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
@@ -91,13 +93,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil || !live {
 		return reconcile.Result{}, err
 	}
+	o, err := r.namespaceOptions(ctx, namespace)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	var sources []unstructured.Unstructured
-	if r.Options.Presets {
-		if sources, err = r.lister.list(ctx, PresetGVK, r.Options.sourceNamespace()); err != nil {
+	if o.Presets {
+		if sources, err = r.lister.list(ctx, PresetGVK, o.sourceNamespace()); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
-	desired := Desired(r.Options, sources)
+	desired := Desired(o, sources)
 	var errs []error
 	for _, gvk := range allKinds {
 		if err := r.syncKind(ctx, namespace, gvk, desired[gvk]); err != nil {
@@ -105,6 +111,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	return reconcile.Result{}, errors.Join(errs...)
+}
+
+// namespaceOptions returns the options for one tenant namespace: the
+// controller's, with the sets its TenantCluster switches off (recorded on
+// the namespace) turned off.
+func (r *Reconciler) namespaceOptions(ctx context.Context, namespace string) (Options, error) {
+	var ns corev1.Namespace
+	if err := r.Reader.Get(ctx, types.NamespacedName{Name: namespace}, &ns); err != nil {
+		return Options{}, fmt.Errorf("failed to get namespace %s: %w", namespace, err)
+	}
+	cluster, err := infrav1alpha1.OptionsOf(ns.Annotations)
+	if err != nil {
+		return Options{}, fmt.Errorf("failed to read the options of namespace %s: %w", namespace, err)
+	}
+	o := r.Options
+	o.Presets = o.Presets && !infrav1alpha1.Off(cluster.Presets)
+	o.Instancetypes = o.Instancetypes && !infrav1alpha1.Off(cluster.Instancetypes)
+	o.Preferences = o.Preferences && !infrav1alpha1.Off(cluster.Preferences)
+	return o, nil
 }
 
 // syncKind creates, updates and deletes the objects of one kind in a

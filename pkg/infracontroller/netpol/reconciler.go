@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
@@ -74,6 +76,23 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return nil
 }
 
+// namespaceOptions returns the options for one tenant namespace: the
+// controller's, with the default policies off when its TenantCluster
+// switches them off (recorded on the namespace).
+func (r *Reconciler) namespaceOptions(ctx context.Context, namespace string) (Options, error) {
+	var ns corev1.Namespace
+	if err := r.Reader.Get(ctx, types.NamespacedName{Name: namespace}, &ns); err != nil {
+		return Options{}, fmt.Errorf("failed to get namespace %s: %w", namespace, err)
+	}
+	cluster, err := infrav1alpha1.OptionsOf(ns.Annotations)
+	if err != nil {
+		return Options{}, fmt.Errorf("failed to read the options of namespace %s: %w", namespace, err)
+	}
+	o := r.Options
+	o.DisableDefaults = o.DisableDefaults || infrav1alpha1.Off(cluster.DefaultNetworkPolicies)
+	return o, nil
+}
+
 // Reconcile brings the policies of one tenant namespace up to date: the
 // defaults, then the custom ones (a custom policy named like a default one
 // replaces it); our policies no longer wanted are deleted.
@@ -86,8 +105,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	o, err := r.namespaceOptions(ctx, namespace)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	wanted := map[string]networkingv1.NetworkPolicy{}
-	for _, p := range append(r.Options.Defaults(namespace), custom...) {
+	for _, p := range append(o.Defaults(namespace), custom...) {
 		wanted[p.Name] = p
 	}
 	var list networkingv1.NetworkPolicyList

@@ -59,7 +59,8 @@ func (o Options) SecretNameOrDefault() string {
 	return o.SecretName
 }
 
-func (o Options) secretKey() string {
+// SecretKeyOrDefault returns SecretKey or DefaultSecretKey.
+func (o Options) SecretKeyOrDefault() string {
 	if o.SecretKey == "" {
 		return DefaultSecretKey
 	}
@@ -76,7 +77,7 @@ type Reconciler struct {
 	// Options configures the controller.
 	Options Options
 
-	clients tenantClients
+	clients tenant.Clients
 }
 
 // SetupWithManager registers the controller: tenant Namespaces, infra
@@ -85,7 +86,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Tenants.Validate(); err != nil {
 		return err
 	}
-	r.clients = tenantClients{scheme: clientgoscheme.Scheme, wrap: r.Options.WrapConfig}
+	r.clients = tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: r.Options.WrapConfig}
 	secretName := r.Options.SecretNameOrDefault()
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
@@ -107,7 +108,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	namespace, live, err := r.Tenants.Live(ctx, r.Reader, req)
 	if err != nil || !live {
 		if err == nil {
-			r.clients.forget(req.Name)
+			r.clients.Forget(req.Name)
 		}
 		return reconcile.Result{}, err
 	}
@@ -133,16 +134,16 @@ func (r *Reconciler) tenantClient(ctx context.Context, namespace string) (ctrlru
 	if err := r.Reader.Get(ctx, key, &secret); err != nil {
 		if apierrors.IsNotFound(err) {
 			log.FromContext(ctx).V(1).Info("no tenant kubeconfig; skipping storage classes", "secret", key.Name)
-			r.clients.forget(namespace)
+			r.clients.Forget(namespace)
 			return nil, nil
 		}
 		return nil, fmt.Errorf("failed to get Secret %s: %w", key, err)
 	}
-	kubeconfig, ok := secret.Data[r.Options.secretKey()]
+	kubeconfig, ok := secret.Data[r.Options.SecretKeyOrDefault()]
 	if !ok {
-		return nil, fmt.Errorf("secret %s has no key %q", key, r.Options.secretKey())
+		return nil, fmt.Errorf("secret %s has no key %q", key, r.Options.SecretKeyOrDefault())
 	}
-	return r.clients.get(namespace, kubeconfig)
+	return r.clients.Get(namespace, kubeconfig)
 }
 
 // syncClasses creates, updates, recreates and deletes tenant classes; classes

@@ -1,4 +1,4 @@
-package storageclass
+package tenant
 
 import (
 	"crypto/sha256"
@@ -15,13 +15,14 @@ import (
 // requestTimeout bounds every request to a tenant cluster.
 const requestTimeout = 30 * time.Second
 
-// tenantClients keeps one uncached client per tenant namespace, rebuilt
-// when the kubeconfig changes.
-type tenantClients struct {
-	scheme *runtime.Scheme
-	// wrap, when set, wraps the config of every tenant client (tests count
+// Clients keeps one uncached client per tenant namespace, rebuilt when the
+// kubeconfig changes. The zero value is not usable: set Scheme.
+type Clients struct {
+	// Scheme is the scheme of the clients.
+	Scheme *runtime.Scheme
+	// Wrap, when set, wraps the config of every tenant client (tests count
 	// requests with it).
-	wrap func(*rest.Config)
+	Wrap func(*rest.Config)
 
 	mu      sync.Mutex
 	entries map[string]tenantClient
@@ -32,8 +33,8 @@ type tenantClient struct {
 	client ctrlruntimeclient.Client
 }
 
-// get returns the client of the tenant namespace for kubeconfig.
-func (c *tenantClients) get(namespace string, kubeconfig []byte) (ctrlruntimeclient.Client, error) {
+// Get returns the client of the tenant namespace for kubeconfig.
+func (c *Clients) Get(namespace string, kubeconfig []byte) (ctrlruntimeclient.Client, error) {
 	sum := sha256.Sum256(kubeconfig)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -47,10 +48,10 @@ func (c *tenantClients) get(namespace string, kubeconfig []byte) (ctrlruntimecli
 	cfg.UserAgent = "infra-controller"
 	// An unreachable tenant cluster must not hold a worker for long.
 	cfg.Timeout = requestTimeout
-	if c.wrap != nil {
-		c.wrap(cfg)
+	if c.Wrap != nil {
+		c.Wrap(cfg)
 	}
-	cl, err := ctrlruntimeclient.New(cfg, ctrlruntimeclient.Options{Scheme: c.scheme})
+	cl, err := ctrlruntimeclient.New(cfg, ctrlruntimeclient.Options{Scheme: c.Scheme})
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a client for the tenant cluster of %s: %w", namespace, err)
 	}
@@ -61,8 +62,8 @@ func (c *tenantClients) get(namespace string, kubeconfig []byte) (ctrlruntimecli
 	return cl, nil
 }
 
-// forget drops the client of a namespace.
-func (c *tenantClients) forget(namespace string) {
+// Forget drops the client of a namespace.
+func (c *Clients) Forget(namespace string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.entries, namespace)

@@ -1,0 +1,165 @@
+package addons
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+)
+
+// ControllerName is the name of the controller.
+const ControllerName = "addons"
+
+// FieldManager is the field manager of every applied object.
+const FieldManager = "infra-controller"
+
+// waitForAccess is how long a tenant waits for the csiaccess controller to
+// write the driver's kubeconfig.
+const waitForAccess = 5 * time.Second
+
+// Options configures the addons controller.
+type Options struct {
+	// SecretName is the name of the tenant kubeconfig Secret in each
+	// tenant namespace.
+	SecretName string
+	// SecretKey is the key of the kubeconfig in that Secret.
+	SecretKey string
+	// Images overrides the images of the manifests; empty ones keep the
+	// defaults of package addons.
+	Images addons.Params
+	// ResyncInterval is how often each tenant cluster is re-applied, which
+	// takes back hand edits there; 0 turns it off.
+	ResyncInterval time.Duration
+	// WrapConfig, when set, changes the config of every tenant client.
+	WrapConfig func(*rest.Config)
+}
+
+// Reconciler applies the addons to tenant clusters.
+type Reconciler struct {
+	// Reader reads Namespaces and the tenant kubeconfig Secrets, normally
+	// from the manager's cache.
+	Reader ctrlruntimeclient.Reader
+	// APIReader reads the CSI driver's kubeconfig Secrets, which the cache
+	// does not hold.
+	APIReader ctrlruntimeclient.Reader
+	// Tenants recognises tenant namespaces.
+	Tenants tenant.Matcher
+	// Options configures the controller.
+	Options Options
+
+	clients tenant.Clients
+}
+
+// SetupWithManager registers the controller for tenant Namespaces and
+// their kubeconfig Secrets.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := r.Tenants.Validate(); err != nil {
+		return err
+	}
+	if r.Options.SecretName == "" || r.Options.SecretKey == "" {
+		return errors.New("the addons controller needs the tenant kubeconfig Secret's name and key")
+	}
+	r.clients = tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: r.Options.WrapConfig}
+	secretName := r.Options.SecretName
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
+		Watches(&corev1.Secret{}, r.Tenants.EnqueueOwnNamespace(), builder.WithPredicates(
+			predicate.NewPredicateFuncs(func(obj ctrlruntimeclient.Object) bool { return obj.GetName() == secretName }))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("failed to set up the %s controller: %w", ControllerName, err)
+	}
+	return nil
+}
+
+// Reconcile applies the addons to the tenant cluster of one namespace.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	namespace, live, err := r.Tenants.Live(ctx, r.Reader, req)
+	if err != nil || !live {
+		if err == nil {
+			r.clients.Forget(req.Name)
+		}
+		return reconcile.Result{}, err
+	}
+	kubeconfig, err := secretData(ctx, r.Reader, namespace, r.Options.SecretName, r.Options.SecretKey)
+	if err != nil || kubeconfig == nil {
+		if kubeconfig == nil && err == nil {
+			log.FromContext(ctx).V(1).Info("no tenant kubeconfig; skipping addons", "secret", r.Options.SecretName)
+			r.clients.Forget(namespace)
+		}
+		return reconcile.Result{}, err
+	}
+	infraKubeconfig, err := secretData(ctx, r.APIReader, namespace, csiaccess.KubeconfigSecretName, csiaccess.KubeconfigKey)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if infraKubeconfig == nil {
+		log.FromContext(ctx).V(1).Info("no CSI driver kubeconfig yet", "secret", csiaccess.KubeconfigSecretName)
+		return reconcile.Result{RequeueAfter: waitForAccess}, nil
+	}
+	c, err := r.clients.Get(namespace, kubeconfig)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	p := r.Options.Images
+	p.ClusterID = strings.TrimPrefix(namespace, r.Tenants.Prefix)
+	p.InfraNamespace = namespace
+	p.InfraKubeconfig = infraKubeconfig
+	if err := Apply(ctx, c, addons.KubeVirtCSI, p); err != nil {
+		return reconcile.Result{}, fmt.Errorf("failed to apply the addons to the tenant cluster of %s: %w", namespace, err)
+	}
+	return reconcile.Result{RequeueAfter: max(r.Options.ResyncInterval, 0)}, nil
+}
+
+// Apply renders the addon dir with p and applies every object to c with
+// server-side apply, taking fields back from other managers.
+func Apply(ctx context.Context, c ctrlruntimeclient.Client, dir string, p addons.Params) error {
+	objs, err := addons.Render(dir, p)
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		ac := ctrlruntimeclient.ApplyConfigurationFromUnstructured(obj)
+		if err := c.Apply(ctx, ac, ctrlruntimeclient.FieldOwner(FieldManager), ctrlruntimeclient.ForceOwnership); err != nil {
+			return fmt.Errorf("failed to apply %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// secretData returns the value of key in Secret namespace/name, or nil when
+// the Secret does not exist.
+func secretData(ctx context.Context, reader ctrlruntimeclient.Reader, namespace, name, key string) ([]byte, error) {
+	var secret corev1.Secret
+	if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("failed to get Secret %s/%s: %w", namespace, name, err)
+	}
+	data, ok := secret.Data[key]
+	if !ok {
+		return nil, fmt.Errorf("secret %s/%s has no key %q", namespace, name, key)
+	}
+	return data, nil
+}

@@ -1,0 +1,233 @@
+package infracontroller_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+)
+
+// holdFinalizer keeps a test VirtualMachine until the test releases it, as
+// virt-controller would while it stops the VM.
+const holdFinalizer = "test.kkp-kubevirt.io/hold"
+
+func TestTenantClusterLifecycle(t *testing.T) {
+	env := envtest.Start(t, envtest.WithCRDFiles("kubevirt.io.yaml", "instancetype.kubevirt.io.yaml", "infra.kkp-kubevirt.io.yaml"),
+		envtest.WithControllerManager())
+	if err := infrav1alpha1.AddToScheme(env.Scheme); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ctrlruntimeclient.New(env.Config, ctrlruntimeclient.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := infracontroller.DefaultOptions()
+	o.EnableTenantClusters = true
+	o.DisableStorageClasses, o.DisableCSIAccess, o.DisableNetworkPolicies = true, true, true
+	startController(t, env.Config, o, nil, 0)
+	ctx := t.Context()
+	kubeconfig := []byte("tenant kubeconfig")
+	if err := c.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "abc-kubeconfig"},
+		Data:       map[string][]byte{"config": kubeconfig},
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("create makes the namespace, the flavors and the kubeconfig copy", func(t *testing.T) {
+		createTenantCluster(t, c, "abc", &infrav1alpha1.SecretKeyReference{Namespace: "default", Name: "abc-kubeconfig", Key: "config"})
+		eventually(t, wait, func() error {
+			var ns corev1.Namespace
+			if err := c.Get(ctx, types.NamespacedName{Name: "cluster-abc"}, &ns); err != nil {
+				return err
+			}
+			if got := ns.Labels[tenantcluster.OwnerLabel]; got != "abc" {
+				return fmt.Errorf("owner label = %q, want abc", got)
+			}
+			for _, b := range builtins {
+				if err := hasCopy(ctx, c, b.gvk, "cluster-abc", b.name, nil, b.spec); err != nil {
+					return err
+				}
+			}
+			var secret corev1.Secret
+			if err := c.Get(ctx, types.NamespacedName{Namespace: "cluster-abc", Name: "tenant-kubeconfig"}, &secret); err != nil {
+				return err
+			}
+			if diff := cmp.Diff(map[string][]byte{"kubeconfig": kubeconfig}, secret.Data); diff != "" {
+				return fmt.Errorf("kubeconfig copy (-want +got):\n%s", diff)
+			}
+			return wantConditions(ctx, c, "abc", map[string]metav1.ConditionStatus{
+				infrav1alpha1.ConditionNamespaceReady:  metav1.ConditionTrue,
+				infrav1alpha1.ConditionKubeconfigReady: metav1.ConditionTrue,
+			})
+		})
+	})
+
+	t.Run("a missing kubeconfig Secret is reported", func(t *testing.T) {
+		createTenantCluster(t, c, "nokc", &infrav1alpha1.SecretKeyReference{Namespace: "default", Name: "missing"})
+		eventually(t, wait, func() error {
+			return wantConditions(ctx, c, "nokc", map[string]metav1.ConditionStatus{
+				infrav1alpha1.ConditionNamespaceReady:  metav1.ConditionTrue,
+				infrav1alpha1.ConditionKubeconfigReady: metav1.ConditionFalse,
+			})
+		})
+	})
+
+	t.Run("options switch flavor sets off for one cluster only", func(t *testing.T) { checkOptions(t, c) })
+
+	t.Run("delete removes the VMs first, then the namespace", func(t *testing.T) { checkDeletion(t, c) })
+}
+
+func createTenantCluster(tb testing.TB, c ctrlruntimeclient.Client, id string, ref *infrav1alpha1.SecretKeyReference) {
+	tb.Helper()
+	tc := &infrav1alpha1.TenantCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: id},
+		Spec:       infrav1alpha1.TenantClusterSpec{ID: id, KubeconfigSecretRef: ref},
+	}
+	if err := c.Create(context.Background(), tc); err != nil {
+		tb.Fatalf("failed to create TenantCluster %s: %v", id, err)
+	}
+}
+
+// wantConditions checks the statuses of the named conditions of a
+// TenantCluster.
+func wantConditions(ctx context.Context, c ctrlruntimeclient.Client, name string, want map[string]metav1.ConditionStatus) error {
+	var tc infrav1alpha1.TenantCluster
+	if err := c.Get(ctx, types.NamespacedName{Name: name}, &tc); err != nil {
+		return err
+	}
+	got := map[string]metav1.ConditionStatus{}
+	for typ := range want {
+		if cond := meta.FindStatusCondition(tc.Status.Conditions, typ); cond != nil {
+			got[typ] = cond.Status
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		return fmt.Errorf("TenantCluster %s conditions (-want +got):\n%s", name, diff)
+	}
+	return nil
+}
+
+// wantReason checks the reason of the Deleting condition of a
+// TenantCluster.
+func wantReason(ctx context.Context, c ctrlruntimeclient.Client, name, reason string) error {
+	var tc infrav1alpha1.TenantCluster
+	if err := c.Get(ctx, types.NamespacedName{Name: name}, &tc); err != nil {
+		return err
+	}
+	cond := meta.FindStatusCondition(tc.Status.Conditions, infrav1alpha1.ConditionDeleting)
+	if cond == nil || cond.Reason != reason {
+		return fmt.Errorf("TenantCluster %s Deleting condition = %+v, want reason %s", name, cond, reason)
+	}
+	return nil
+}
+
+// checkOptions switches the instancetypes of TenantCluster opt off and on again.
+func checkOptions(t *testing.T, c ctrlruntimeclient.Client) {
+	t.Helper()
+	ctx := t.Context()
+	tc := &infrav1alpha1.TenantCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "opt"},
+		Spec:       infrav1alpha1.TenantClusterSpec{ID: "opt", Options: infrav1alpha1.TenantClusterOptions{Instancetypes: ptr.To(false)}},
+	}
+	if err := c.Create(ctx, tc); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, wait, func() error {
+		for _, b := range builtins {
+			if b.gvk == flavors.InstancetypeGVK {
+				if err := isGone(ctx, c, b.gvk, "cluster-opt", b.name); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := hasCopy(ctx, c, b.gvk, "cluster-opt", b.name, nil, b.spec); err != nil {
+				return err
+			}
+		}
+		// The other cluster keeps every set.
+		return hasCopy(ctx, c, flavors.InstancetypeGVK, "cluster-abc", "standard-2", nil, builtins[1].spec)
+	})
+	if err := c.Get(ctx, types.NamespacedName{Name: "opt"}, tc); err != nil {
+		t.Fatal(err)
+	}
+	tc.Spec.Options = infrav1alpha1.TenantClusterOptions{}
+	if err := c.Update(ctx, tc); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, wait, func() error {
+		for _, b := range builtins {
+			if err := hasCopy(ctx, c, b.gvk, "cluster-opt", b.name, nil, b.spec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// checkDeletion deletes TenantCluster abc while a VirtualMachine of it holds on.
+func checkDeletion(t *testing.T, c ctrlruntimeclient.Client) {
+	t.Helper()
+	ctx := t.Context()
+	vm := object(tenantcluster.VirtualMachineGVK, "cluster-abc", "vm-1", nil, map[string]any{"runStrategy": "Always"})
+	vm.SetFinalizers([]string{holdFinalizer})
+	if err := c.Create(ctx, vm); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, &infrav1alpha1.TenantCluster{ObjectMeta: metav1.ObjectMeta{Name: "abc"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, wait, func() error {
+		got, err := get(ctx, c, tenantcluster.VirtualMachineGVK, "cluster-abc", "vm-1")
+		if err != nil {
+			return err
+		}
+		if got.GetDeletionTimestamp() == nil {
+			return errors.New("the VirtualMachine is not being deleted")
+		}
+		return wantReason(ctx, c, "abc", "DeletingVirtualMachines")
+	})
+	never(t, 2*time.Second, func() error {
+		var ns corev1.Namespace
+		if err := c.Get(ctx, types.NamespacedName{Name: "cluster-abc"}, &ns); err != nil {
+			return err
+		}
+		if !ns.DeletionTimestamp.IsZero() {
+			return errors.New("the namespace is deleted while a VirtualMachine is left")
+		}
+		return nil
+	})
+	got, err := get(ctx, c, tenantcluster.VirtualMachineGVK, "cluster-abc", "vm-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.SetFinalizers(nil)
+	if err := c.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, func() error {
+		if err := c.Get(ctx, types.NamespacedName{Name: "cluster-abc"}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("namespace cluster-abc: got %w, want not found", err)
+		}
+		if err := c.Get(ctx, types.NamespacedName{Name: "abc"}, &infrav1alpha1.TenantCluster{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("TenantCluster abc: got %w, want not found", err)
+		}
+		return nil
+	})
+}

@@ -189,6 +189,7 @@ func checkUninstall(t *testing.T, c ctrlruntimeclient.Client, inst *Installer) {
 		"CustomResourceDefinition /machines.cluster.k8s.io",
 		"CustomResourceDefinition /machinesets.cluster.k8s.io",
 		"CustomResourceDefinition /network-attachment-definitions.k8s.cni.cncf.io",
+		"CustomResourceDefinition /tenantclusters.infra.kkp-kubevirt.io",
 	}
 	if diff := cmp.Diff(want, left, cmpSorted); diff != "" {
 		t.Errorf("left after uninstall without --crds (-want +got):\n%s", diff)

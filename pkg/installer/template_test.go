@@ -61,6 +61,7 @@ func TestTemplateRendersEveryComponentInOrder(t *testing.T) {
 		"CustomResourceDefinition/network-attachment-definitions.k8s.cni.cncf.io", "DaemonSet/kube-multus-ds",
 		"CustomResourceDefinition/kubevirts.kubevirt.io", "KubeVirt/kubevirt",
 		"CustomResourceDefinition/cdis.cdi.kubevirt.io", "CDI/cdi",
+		"CustomResourceDefinition/tenantclusters.infra.kkp-kubevirt.io",
 		"CustomResourceDefinition/machines.cluster.k8s.io", "CustomResourceDefinition/machinesets.cluster.k8s.io",
 		"CustomResourceDefinition/machinedeployments.cluster.k8s.io",
 	}

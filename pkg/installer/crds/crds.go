@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/releaseutil"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,7 +23,7 @@ var crdGVK = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefiniti
 func FromChart(ch *chart.Chart) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, f := range ch.CRDObjects() {
-		for _, doc := range releaseutil.SplitManifests(string(f.File.Data)) {
+		for _, doc := range readiness.Documents(string(f.File.Data)) {
 			obj := &unstructured.Unstructured{}
 			if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
 				return nil, fmt.Errorf("failed to parse %s of chart %s: %w", f.Filename, ch.Name(), err)

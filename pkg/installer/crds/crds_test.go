@@ -28,7 +28,7 @@ func TestFromChartReadsEveryChartsCRDs(t *testing.T) {
 		"multus":             {"network-attachment-definitions.k8s.cni.cncf.io"},
 		"kubevirt":           {"kubevirts.kubevirt.io"},
 		"cdi":                {"cdis.cdi.kubevirt.io"},
-		"infra-controller":   {},
+		"infra-controller":   {"tenantclusters.infra.kkp-kubevirt.io"},
 		"machine-controller": {"machines.cluster.k8s.io", "machinesets.cluster.k8s.io", "machinedeployments.cluster.k8s.io"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -143,15 +143,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // are logged and skipped. A list that cannot be read is an error, so that
 // nothing is collected because of it.
 func (r *Reconciler) images(ctx context.Context, namespace string) ([]imagecache.Image, error) {
-	var cm corev1.ConfigMap
-	err := r.Reader.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: imagecache.ConfigMapName}, &cm)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
+	cm, err := tenant.ReadConfigMap(ctx, r.Reader, namespace, imagecache.ConfigMapName)
+	if cm == nil || err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("failed to read ConfigMap %s/%s: %w", namespace, imagecache.ConfigMapName, err)
-	}
-	images, err := imagecache.ParseImages(&cm)
+	images, err := imagecache.ParseImages(cm)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "skipping invalid images")
 	}

@@ -141,15 +141,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // custom returns the valid custom policies of the namespace; invalid
 // entries are logged and skipped.
 func (r *Reconciler) custom(ctx context.Context, namespace string) ([]networkingv1.NetworkPolicy, error) {
-	var cm corev1.ConfigMap
-	err := r.configMaps.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: ConfigMapName}, &cm)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
+	cm, err := tenant.ReadConfigMap(ctx, r.configMaps, namespace, ConfigMapName)
+	if cm == nil || err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("failed to read ConfigMap %s/%s: %w", namespace, ConfigMapName, err)
-	}
-	policies, err := ParseCustom(&cm)
+	policies, err := ParseCustom(cm)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "skipping invalid policies")
 	}

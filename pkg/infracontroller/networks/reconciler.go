@@ -107,15 +107,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // networks returns the valid networks of the namespace; invalid entries
 // are logged and skipped, and an unreadable list deletes nothing.
 func (r *Reconciler) networks(ctx context.Context, namespace string) ([]Network, error) {
-	var cm corev1.ConfigMap
-	err := r.configMaps.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: ConfigMapName}, &cm)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
+	cm, err := tenant.ReadConfigMap(ctx, r.configMaps, namespace, ConfigMapName)
+	if cm == nil || err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("failed to read ConfigMap %s/%s: %w", namespace, ConfigMapName, err)
-	}
-	networks, err := ParseNetworks(&cm)
+	networks, err := ParseNetworks(cm)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "skipping invalid networks")
 	}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -45,4 +47,18 @@ func (m Matcher) ConfigMapSource(c cache.Cache) source.Source {
 			}
 			return []reconcile.Request{Request(cm.Namespace)}
 		}))
+}
+
+// ReadConfigMap reads the ConfigMap name of a tenant namespace; an absent
+// one is (nil, nil), so a namespace without configuration is not an error.
+func ReadConfigMap(ctx context.Context, r ctrlruntimeclient.Reader, namespace, name string) (*corev1.ConfigMap, error) {
+	cm := &corev1.ConfigMap{}
+	err := r.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: name}, cm)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to read ConfigMap %s/%s: %w", namespace, name, err)
+	}
+	return cm, nil
 }

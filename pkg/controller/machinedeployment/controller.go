@@ -3,13 +3,14 @@ package machinedeployment
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"k8c.io/machine-controller/sdk/apis/cluster/common"
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/ownership"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -122,17 +123,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // selectorOf returns the MachineDeployment's selector. An empty selector,
 // or one its template does not match, is an error.
 func selectorOf(md *clusterv1alpha1.MachineDeployment) (labels.Selector, error) {
-	selector, err := metav1.LabelSelectorAsSelector(&md.Spec.Selector)
-	if err != nil {
-		return nil, fmt.Errorf("invalid spec.selector: %w", err)
-	}
-	if selector.Empty() {
-		return nil, errors.New("spec.selector must not be empty")
-	}
-	if !selector.Matches(labels.Set(md.Spec.Template.Labels)) {
-		return nil, errors.New("spec.selector does not match spec.template.metadata.labels")
-	}
-	return selector, nil
+	return ownership.Selector(&md.Spec.Selector, md.Spec.Template.Labels)
 }
 
 // setsOf lists the MachineSets of the MachineDeployment's namespace that
@@ -208,14 +199,7 @@ func complete(md *clusterv1alpha1.MachineDeployment, newSet *clusterv1alpha1.Mac
 // controllerRef is the owner reference of a MachineDeployment's
 // MachineSets.
 func controllerRef(md *clusterv1alpha1.MachineDeployment) metav1.OwnerReference {
-	return metav1.OwnerReference{
-		APIVersion:         clusterv1alpha1.SchemeGroupVersion.String(),
-		Kind:               "MachineDeployment",
-		Name:               md.Name,
-		UID:                md.UID,
-		Controller:         ptr.To(true),
-		BlockOwnerDeletion: ptr.To(true),
-	}
+	return ownership.ControllerRef("MachineDeployment", md)
 }
 
 // deploymentsForOrphan enqueues the MachineDeployments of a MachineSet's

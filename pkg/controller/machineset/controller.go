@@ -7,6 +7,8 @@ import (
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/ownership"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -88,17 +90,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // its template does not match, is an error: the MachineSet would adopt
 // everything, or create Machines forever.
 func selectorOf(ms *clusterv1alpha1.MachineSet) (labels.Selector, error) {
-	selector, err := metav1.LabelSelectorAsSelector(&ms.Spec.Selector)
-	if err != nil {
-		return nil, fmt.Errorf("invalid spec.selector: %w", err)
-	}
-	if selector.Empty() {
-		return nil, errors.New("spec.selector must not be empty")
-	}
-	if !selector.Matches(labels.Set(ms.Spec.Template.Labels)) {
-		return nil, errors.New("spec.selector does not match spec.template.metadata.labels")
-	}
-	return selector, nil
+	return ownership.Selector(&ms.Spec.Selector, ms.Spec.Template.Labels)
 }
 
 // adopt makes the MachineSet the controller of matching Machines without
@@ -185,14 +177,7 @@ func newMachine(ms *clusterv1alpha1.MachineSet) *clusterv1alpha1.Machine {
 
 // controllerRef is the owner reference of a MachineSet's Machines.
 func controllerRef(ms *clusterv1alpha1.MachineSet) metav1.OwnerReference {
-	return metav1.OwnerReference{
-		APIVersion:         clusterv1alpha1.SchemeGroupVersion.String(),
-		Kind:               "MachineSet",
-		Name:               ms.Name,
-		UID:                ms.UID,
-		Controller:         ptr.To(true),
-		BlockOwnerDeletion: ptr.To(true),
-	}
+	return ownership.ControllerRef("MachineSet", ms)
 }
 
 // setsForOrphan enqueues the MachineSets of a Machine's namespace whose

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -77,7 +76,9 @@ func TestStorageClasses(t *testing.T) {
 	ctx, ic, tc := t.Context(), infra.Client, tenantEnv.Client
 	o := infracontroller.DefaultOptions()
 	o.Flavors = flavorsOff()
-	o.StorageClasses.ResyncInterval = time.Second
+	// No resync: hand edits in the tenant cluster are undone because the
+	// managed classes there are watched.
+	o.StorageClasses.ResyncInterval = 0
 	startController(t, infra.Config, o, nil, -1)
 
 	foreign := createClasses(t, ic, tc)

@@ -11,7 +11,8 @@
 // A tenant cluster is reached through a kubeconfig kept in a Secret in its
 // tenant namespace on the infra cluster (tenant-kubeconfig, key kubeconfig,
 // by default). Work is keyed by tenant namespace and triggered by changes of
-// infra StorageClasses, of that Secret and of the Namespace, plus an
-// optional periodic resync that restores hand edits in the tenant cluster,
-// which the controller does not watch.
+// infra StorageClasses, of that Secret and of the Namespace, and by changes
+// of the managed StorageClasses in the tenant cluster, which the controller
+// watches (tenant.Watches), so hand edits and deletions there are undone
+// within seconds. An optional periodic resync is a safety net on top.
 package storageclass

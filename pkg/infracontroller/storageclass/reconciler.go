@@ -44,10 +44,11 @@ type Options struct {
 	// Bus is the default disk bus of tenant classes; DefaultBus when empty.
 	Bus string
 	// ResyncInterval, when positive, re-checks every tenant cluster that
-	// often, restoring hand edits there (tenant clusters are not watched).
+	// often. It is only a safety net: the managed tenant classes are
+	// watched, so hand edits are undone within seconds without it.
 	ResyncInterval time.Duration
 	// WrapConfig, when set, adjusts the REST config of every tenant
-	// client, e.g. to wrap its transport.
+	// client and tenant watch, e.g. to wrap its transport.
 	WrapConfig func(*rest.Config)
 }
 
@@ -78,15 +79,24 @@ type Reconciler struct {
 	Options Options
 
 	clients tenant.Clients
+	watches tenant.Watches
 }
 
 // SetupWithManager registers the controller: tenant Namespaces, infra
-// StorageClasses (fanned out to every tenant) and kubeconfig Secrets.
+// StorageClasses (fanned out to every tenant), kubeconfig Secrets and the
+// managed StorageClasses of the tenant clusters, whose watches it adds to
+// mgr.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Tenants.Validate(); err != nil {
 		return err
 	}
 	r.clients = tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: r.Options.WrapConfig}
+	r.watches.Scheme = clientgoscheme.Scheme
+	r.watches.Kinds = []ctrlruntimeclient.Object{&storagev1.StorageClass{}}
+	r.watches.Wrap = r.Options.WrapConfig
+	if err := mgr.Add(&r.watches); err != nil {
+		return fmt.Errorf("failed to add the tenant watches of the %s controller: %w", ControllerName, err)
+	}
 	secretName := r.Options.SecretNameOrDefault()
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
@@ -94,6 +104,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&storagev1.StorageClass{}, r.Tenants.EnqueueAll(r.Reader)).
 		Watches(&corev1.Secret{}, r.Tenants.EnqueueOwnNamespace(), builder.WithPredicates(
 			predicate.NewPredicateFuncs(func(obj ctrlruntimeclient.Object) bool { return obj.GetName() == secretName }))).
+		WatchesRawSource(r.watches.Source()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(r)
 	if err != nil {
@@ -108,7 +119,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	namespace, live, err := r.Tenants.Live(ctx, r.Reader, req)
 	if err != nil || !live {
 		if err == nil {
-			r.clients.Forget(req.Name)
+			r.forget(req.Name)
 		}
 		return reconcile.Result{}, err
 	}
@@ -126,24 +137,47 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: max(r.Options.ResyncInterval, 0)}, nil
 }
 
+// RunningWatches returns the number of tenant clusters being watched.
+func (r *Reconciler) RunningWatches() int {
+	return r.watches.Running()
+}
+
+// forget drops the client and the watch of a namespace.
+func (r *Reconciler) forget(namespace string) {
+	r.clients.Forget(namespace)
+	r.watches.Stop(namespace)
+}
+
 // tenantClient returns the client of the namespace's tenant cluster, or
-// nil when the namespace has no kubeconfig Secret.
+// nil when the namespace has no kubeconfig Secret, and makes sure that
+// cluster is watched.
 func (r *Reconciler) tenantClient(ctx context.Context, namespace string) (ctrlruntimeclient.Client, error) {
 	var secret corev1.Secret
 	key := types.NamespacedName{Namespace: namespace, Name: r.Options.SecretNameOrDefault()}
 	if err := r.Reader.Get(ctx, key, &secret); err != nil {
 		if apierrors.IsNotFound(err) {
 			log.FromContext(ctx).V(1).Info("no tenant kubeconfig; skipping storage classes", "secret", key.Name)
-			r.clients.Forget(namespace)
+			r.forget(namespace)
 			return nil, nil
 		}
 		return nil, fmt.Errorf("failed to get Secret %s: %w", key, err)
 	}
 	kubeconfig, ok := secret.Data[r.Options.SecretKeyOrDefault()]
 	if !ok {
+		r.forget(namespace)
 		return nil, fmt.Errorf("secret %s has no key %q", key, r.Options.SecretKeyOrDefault())
 	}
-	return r.clients.Get(namespace, kubeconfig)
+	c, err := r.clients.Get(namespace, kubeconfig)
+	if err != nil {
+		r.watches.Stop(namespace)
+		return nil, err
+	}
+	// Cheap when the kubeconfig is unchanged; the watch starts in the
+	// background and never blocks this reconcile.
+	if err := r.watches.Ensure(namespace, kubeconfig); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // syncClasses creates, updates, recreates and deletes tenant classes; classes

@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -41,11 +42,10 @@ func (c *Clients) Get(namespace string, kubeconfig []byte) (ctrlruntimeclient.Cl
 	if e, ok := c.entries[namespace]; ok && e.sum == sum {
 		return e.client, nil
 	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	cfg, err := restConfig(namespace, kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("failed to parse the tenant kubeconfig of %s: %w", namespace, err)
+		return nil, err
 	}
-	cfg.UserAgent = "infra-controller"
 	// An unreachable tenant cluster must not hold a worker for long.
 	cfg.Timeout = requestTimeout
 	if c.Wrap != nil {
@@ -67,4 +67,22 @@ func (c *Clients) Forget(namespace string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.entries, namespace)
+}
+
+// ErrInvalidKubeconfig is returned for a tenant kubeconfig that does not
+// parse; check it with kubectl --kubeconfig.
+var ErrInvalidKubeconfig = errors.New("not a valid kubeconfig (check it with kubectl --kubeconfig)")
+
+// restConfig parses the tenant kubeconfig of a namespace into a REST config
+// with our user agent; the clients and the watches of tenant clusters share
+// it.
+func restConfig(namespace string, kubeconfig []byte) (*rest.Config, error) {
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if err != nil {
+		// The parser's message is left out: YAML errors may quote the
+		// kubeconfig, and this error reaches logs and conditions.
+		return nil, fmt.Errorf("failed to parse the tenant kubeconfig of %s: %w", namespace, ErrInvalidKubeconfig)
+	}
+	cfg.UserAgent = "infra-controller"
+	return cfg, nil
 }

@@ -1,0 +1,319 @@
+package tenant
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+// The delays between attempts to set up the watch of a tenant cluster that
+// cannot be reached (its informers retry on their own once set up).
+var (
+	retryMin = time.Second
+	retryMax = 2 * time.Minute
+)
+
+// Watches watches our objects in tenant clusters: per tenant namespace it
+// runs a cache of that namespace's tenant cluster holding only the objects
+// of Kinds that carry ManagedByLabel, and turns every add, update and delete
+// among them into the reconcile request of the tenant namespace (Request).
+// A controller receives these requests through Source, keeps the watch of
+// a namespace current with Ensure and ends it with Stop. Writes do not go
+// through these caches; use Clients for them.
+//
+// Watches is a manager.Runnable and must be added to the manager
+// (mgr.Add): watches ensured before the manager starts begin when it starts
+// them, and all of them end when the manager stops. Like the controllers
+// that use it, it runs only while the manager is the leader.
+//
+// The zero value is not usable: set Kinds. A Watches must not be copied.
+type Watches struct {
+	// Scheme maps Kinds to their API types; client-go's scheme when nil.
+	Scheme *runtime.Scheme
+	// Kinds are the typed objects to watch, e.g. &storagev1.StorageClass{}.
+	Kinds []ctrlruntimeclient.Object
+	// Wrap, when set, adjusts the REST config of every tenant watch, e.g.
+	// to wrap its transport.
+	Wrap func(*rest.Config)
+
+	mu sync.Mutex
+	// started is set by Start, stopped when its context ends.
+	started, stopped bool
+	entries          map[string]*watch
+	queues           []workqueue.TypedRateLimitingInterface[reconcile.Request]
+	// pending holds the namespaces with events before any queue was known.
+	pending map[string]bool
+	wg      sync.WaitGroup
+}
+
+// watch is the cache of one tenant namespace.
+type watch struct {
+	namespace string
+	sum       [sha256.Size]byte
+	cache     cache.Cache
+	// cancel ends the watch; nil until it is launched.
+	cancel context.CancelFunc
+}
+
+// Source returns the source of the requests of tenant namespaces whose
+// watched objects changed; add it with WatchesRawSource. Requests that
+// arrive before the controller starts the source are delivered when it
+// does.
+func (w *Watches) Source() source.Source {
+	return source.Func(func(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.queues = append(w.queues, queue)
+		for namespace := range w.pending {
+			queue.Add(Request(namespace))
+		}
+		w.pending = nil
+		go func() {
+			<-ctx.Done()
+			w.removeQueue(queue)
+		}()
+		return nil
+	})
+}
+
+func (w *Watches) removeQueue(queue workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, q := range w.queues {
+		if q == queue {
+			w.queues = append(w.queues[:i], w.queues[i+1:]...)
+			return
+		}
+	}
+}
+
+// Ensure makes sure the tenant cluster of namespace is watched through
+// kubeconfig. It returns at once: a known kubeconfig (compared by hash)
+// changes nothing, another one replaces the watch, and the cache of a new
+// watch starts in the background, so an unreachable tenant cluster never
+// blocks the caller. A kubeconfig that cannot be used ends the old watch and
+// is reported. After the manager stopped, Ensure does nothing.
+func (w *Watches) Ensure(namespace string, kubeconfig []byte) error {
+	if len(w.Kinds) == 0 {
+		return errors.New("the tenant watches have no kinds to watch")
+	}
+	sum := sha256.Sum256(kubeconfig)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return nil
+	}
+	if e, ok := w.entries[namespace]; ok && e.sum == sum {
+		return nil
+	}
+	// The old watch follows a kubeconfig the namespace no longer has.
+	w.stopLocked(namespace)
+	c, err := w.newCache(namespace, kubeconfig)
+	if err != nil {
+		return err
+	}
+	e := &watch{namespace: namespace, sum: sum, cache: c}
+	if w.entries == nil {
+		w.entries = map[string]*watch{}
+	}
+	w.entries[namespace] = e
+	if w.started {
+		w.launch(e)
+	}
+	return nil
+}
+
+// newCache builds, without contacting the tenant cluster, a cache of its
+// managed objects.
+func (w *Watches) newCache(namespace string, kubeconfig []byte) (cache.Cache, error) {
+	cfg, err := restConfig(namespace, kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	if w.Wrap != nil {
+		w.Wrap(cfg)
+	}
+	// Discovery gets a timeout; the watches must not, as a client
+	// timeout would cut every watch stream after that long.
+	discoveryCfg := rest.CopyConfig(cfg)
+	discoveryCfg.Timeout = requestTimeout
+	httpClient, err := rest.HTTPClientFor(discoveryCfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the discovery client of the tenant cluster of %s: %w", namespace, err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(discoveryCfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the REST mapper of the tenant cluster of %s: %w", namespace, err)
+	}
+	c, err := cache.New(cfg, cache.Options{
+		Scheme:               w.Scheme,
+		Mapper:               mapper,
+		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue}),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the cache of the tenant cluster of %s: %w", namespace, err)
+	}
+	return c, nil
+}
+
+// Stop ends the watch of namespace, if any; call it when the namespace or
+// its kubeconfig goes. It does not wait for the cache to wind down.
+func (w *Watches) Stop(namespace string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopLocked(namespace)
+}
+
+func (w *Watches) stopLocked(namespace string) {
+	e, ok := w.entries[namespace]
+	if !ok {
+		return
+	}
+	if e.cancel != nil {
+		e.cancel()
+	}
+	delete(w.entries, namespace)
+}
+
+// Running returns the number of tenant namespaces being watched (or, before
+// the manager starts, to be watched).
+func (w *Watches) Running() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.entries)
+}
+
+// Start launches the watches ensured so far, blocks until ctx ends, then
+// stops every watch and waits for them to wind down. It implements
+// manager.Runnable and may be called once.
+func (w *Watches) Start(ctx context.Context) error {
+	w.mu.Lock()
+	if w.started {
+		w.mu.Unlock()
+		return errors.New("the tenant watches were already started")
+	}
+	w.started = true
+	for _, e := range w.entries {
+		w.launch(e)
+	}
+	w.mu.Unlock()
+
+	<-ctx.Done()
+	w.mu.Lock()
+	w.stopped = true
+	for namespace := range w.entries {
+		w.stopLocked(namespace)
+	}
+	w.mu.Unlock()
+	w.wg.Wait()
+	return nil
+}
+
+// launch runs the cache of e in the background with a context of its own:
+// a watch outlives the reconcile that ensured it.
+func (w *Watches) launch(e *watch) {
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		w.run(ctx, e)
+	}()
+}
+
+// run registers the informers of e, retrying with a growing delay while the
+// tenant cluster cannot be reached, and runs its cache until ctx ends.
+func (w *Watches) run(ctx context.Context, e *watch) {
+	log := logf.Log.WithName("tenant-watch").WithValues("namespace", e.namespace)
+	for _, kind := range w.Kinds {
+		informer, err := getInformer(ctx, log, e.cache, kind)
+		if err != nil {
+			return // the watch was stopped
+		}
+		if _, err := informer.AddEventHandler(w.handler(e)); err != nil {
+			log.Error(err, "failed to watch the tenant cluster", "kind", fmt.Sprintf("%T", kind))
+			return
+		}
+	}
+	if err := e.cache.Start(ctx); err != nil {
+		log.Error(err, "the watch of the tenant cluster failed")
+	}
+}
+
+// getInformer returns the informer of kind, retrying until ctx ends.
+func getInformer(ctx context.Context, log logr.Logger, c cache.Cache, kind ctrlruntimeclient.Object) (cache.Informer, error) {
+	delay := retryMin
+	for {
+		informer, err := c.GetInformer(ctx, kind.DeepCopyObject().(ctrlruntimeclient.Object), cache.BlockUntilSynced(false))
+		if err == nil {
+			return informer, nil
+		}
+		log.Info("cannot watch the tenant cluster yet; retrying",
+			"kind", fmt.Sprintf("%T", kind), "after", delay, "error", err.Error())
+		timer := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		case <-timer.C:
+		}
+		delay = min(2*delay, retryMax)
+	}
+}
+
+// handler notifies the namespace of e of every change; the informers'
+// periodic resyncs, which change nothing, are skipped.
+func (w *Watches) handler(e *watch) toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { w.notify(e) },
+		UpdateFunc: func(oldObj, newObj any) {
+			if !sameVersion(oldObj, newObj) {
+				w.notify(e)
+			}
+		},
+		DeleteFunc: func(any) { w.notify(e) },
+	}
+}
+
+// notify queues the request of the namespace of e unless e was replaced or
+// stopped meanwhile.
+func (w *Watches) notify(e *watch) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.entries[e.namespace] != e {
+		return
+	}
+	if len(w.queues) == 0 {
+		if w.pending == nil {
+			w.pending = map[string]bool{}
+		}
+		w.pending[e.namespace] = true
+		return
+	}
+	for _, q := range w.queues {
+		q.Add(Request(e.namespace))
+	}
+}
+
+func sameVersion(a, b any) bool {
+	ma, errA := meta.Accessor(a)
+	mb, errB := meta.Accessor(b)
+	return errA == nil && errB == nil && ma.GetResourceVersion() == mb.GetResourceVersion()
+}

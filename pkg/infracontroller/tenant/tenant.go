@@ -88,8 +88,8 @@ func (m Matcher) EnqueueAll(reader ctrlruntimeclient.Reader) handler.EventHandle
 	})
 }
 
-// List returns the names of the tenant namespaces that are not being
-// deleted.
+// List returns the names of the tenant namespaces that are neither being
+// deleted nor torn down.
 func (m Matcher) List(ctx context.Context, reader ctrlruntimeclient.Reader) ([]string, error) {
 	var list corev1.NamespaceList
 	if err := reader.List(ctx, &list); err != nil {
@@ -98,7 +98,7 @@ func (m Matcher) List(ctx context.Context, reader ctrlruntimeclient.Reader) ([]s
 	var names []string
 	for i := range list.Items {
 		ns := &list.Items[i]
-		if m.IsTenant(ns.Name) && ns.DeletionTimestamp.IsZero() {
+		if m.IsTenant(ns.Name) && live(ns) {
 			names = append(names, ns.Name)
 		}
 	}
@@ -106,7 +106,8 @@ func (m Matcher) List(ctx context.Context, reader ctrlruntimeclient.Reader) ([]s
 }
 
 // Live returns the tenant namespace of the request when it exists, is a
-// tenant namespace and is not being deleted; otherwise ok is false.
+// tenant namespace and is neither being deleted nor torn down (see
+// DeletingAnnotation); otherwise ok is false.
 func (m Matcher) Live(ctx context.Context, reader ctrlruntimeclient.Reader, req reconcile.Request) (name string, ok bool, err error) {
 	if !m.IsTenant(req.Name) {
 		return "", false, nil
@@ -115,7 +116,17 @@ func (m Matcher) Live(ctx context.Context, reader ctrlruntimeclient.Reader, req 
 	if err := reader.Get(ctx, types.NamespacedName{Name: req.Name}, &ns); err != nil {
 		return "", false, ctrlruntimeclient.IgnoreNotFound(err)
 	}
-	return ns.Name, ns.DeletionTimestamp.IsZero(), nil
+	return ns.Name, live(&ns), nil
+}
+
+// DeletingAnnotation set to "true" on a tenant namespace tells the
+// controllers that its TenantCluster is being torn down: they treat the
+// namespace as gone and stop writing for it.
+const DeletingAnnotation = "infra.kkp-kubevirt.io/deleting"
+
+// live reports whether ns is neither being deleted nor torn down.
+func live(ns *corev1.Namespace) bool {
+	return ns.DeletionTimestamp.IsZero() && ns.Annotations[DeletingAnnotation] != "true"
 }
 
 // ManagedByLabel marks the objects the infra-controller created; objects

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,13 +12,20 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
-// delete tears a TenantCluster down: its VirtualMachines first, then its
-// namespace, then its finalizer. Each step waits for the previous one.
+// DefaultTenantCleanupTimeout is how long a deletion keeps trying to reach
+// a tenant cluster that fails before it gives up on the tenant side.
+const DefaultTenantCleanupTimeout = 10 * time.Minute
+
+// delete tears a TenantCluster down: its VirtualMachines first, then what
+// the controllers made in the tenant cluster, then its namespace, then its
+// finalizer. Each step waits for the previous one.
 func (r *Reconciler) delete(ctx context.Context, tc *infrav1alpha1.TenantCluster) (reconcile.Result, error) {
 	if !controllerutil.ContainsFinalizer(tc, infrav1alpha1.Finalizer) {
 		return reconcile.Result{}, nil
@@ -61,25 +69,106 @@ func (r *Reconciler) teardown(ctx context.Context, tc *infrav1alpha1.TenantClust
 		// Not ours (another TenantCluster's or never adopted): leave it.
 		return true, step{"Released", "namespace " + name + " is not owned"}, nil
 	}
-	vms := emptyList(VirtualMachineGVK)
-	if err := r.Client.List(ctx, vms, ctrlruntimeclient.InNamespace(name)); err != nil {
-		return false, step{"Failed", ""}, fmt.Errorf("failed to list the VirtualMachines in %s: %w", name, err)
+	if !ns.DeletionTimestamp.IsZero() {
+		return false, step{"DeletingNamespace", "waiting for namespace " + name + " to go"}, nil
 	}
-	if n := len(vms.Items); n > 0 {
-		for i := range vms.Items {
-			if vms.Items[i].GetDeletionTimestamp() != nil {
-				continue
-			}
-			if err := r.Client.Delete(ctx, &vms.Items[i]); ctrlruntimeclient.IgnoreNotFound(err) != nil {
-				return false, step{"Failed", ""}, fmt.Errorf("failed to delete VirtualMachine %s/%s: %w", name, vms.Items[i].GetName(), err)
-			}
+	for _, phase := range []func(context.Context, *infrav1alpha1.TenantCluster, *corev1.Namespace) (bool, step, error){
+		r.markDeleting, r.deleteVirtualMachines, r.cleanTenant,
+	} {
+		if done, s, err := phase(ctx, tc, &ns); !done || err != nil {
+			return false, s, err
 		}
-		return false, step{"DeletingVirtualMachines", fmt.Sprintf("waiting for %d VirtualMachines in %s to go", n, name)}, nil
 	}
-	if ns.DeletionTimestamp.IsZero() {
-		if err := r.Client.Delete(ctx, &ns); ctrlruntimeclient.IgnoreNotFound(err) != nil {
-			return false, step{"Failed", ""}, fmt.Errorf("failed to delete namespace %s: %w", name, err)
-		}
+	if err := r.Client.Delete(ctx, &ns); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+		return false, step{"Failed", ""}, fmt.Errorf("failed to delete namespace %s: %w", name, err)
 	}
 	return false, step{"DeletingNamespace", "waiting for namespace " + name + " to go"}, nil
+}
+
+// markDeleting annotates the namespace so that the other controllers treat
+// it as gone and stop writing to the infra namespace and the tenant
+// cluster while they are cleaned up.
+func (r *Reconciler) markDeleting(ctx context.Context, _ *infrav1alpha1.TenantCluster, ns *corev1.Namespace) (bool, step, error) {
+	if ns.Annotations[tenant.DeletingAnnotation] == "true" {
+		return true, step{}, nil
+	}
+	if ns.Annotations == nil {
+		ns.Annotations = map[string]string{}
+	}
+	ns.Annotations[tenant.DeletingAnnotation] = "true"
+	if err := r.Client.Update(ctx, ns); err != nil {
+		return false, step{"Failed", ""}, fmt.Errorf("failed to mark namespace %s as deleting: %w", ns.Name, err)
+	}
+	return false, step{"Stopping", "the controllers stop writing for namespace " + ns.Name}, nil
+}
+
+// deleteVirtualMachines deletes the VirtualMachines of the namespace and
+// reports done once none is left.
+func (r *Reconciler) deleteVirtualMachines(ctx context.Context, _ *infrav1alpha1.TenantCluster, ns *corev1.Namespace) (bool, step, error) {
+	vms := emptyList(VirtualMachineGVK)
+	if err := r.Client.List(ctx, vms, ctrlruntimeclient.InNamespace(ns.Name)); err != nil {
+		return false, step{"Failed", ""}, fmt.Errorf("failed to list the VirtualMachines in %s: %w", ns.Name, err)
+	}
+	if len(vms.Items) == 0 {
+		return true, step{}, nil
+	}
+	for i := range vms.Items {
+		if vms.Items[i].GetDeletionTimestamp() != nil {
+			continue
+		}
+		if err := r.Client.Delete(ctx, &vms.Items[i]); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+			return false, step{"Failed", ""}, fmt.Errorf("failed to delete VirtualMachine %s/%s: %w", ns.Name, vms.Items[i].GetName(), err)
+		}
+	}
+	return false, step{"DeletingVirtualMachines", fmt.Sprintf("waiting for %d VirtualMachines in %s to go", len(vms.Items), ns.Name)}, nil
+}
+
+// cleanTenant removes what the controllers made in the tenant cluster. A
+// tenant cluster that cannot be cleaned for longer than the timeout, or a
+// TenantCluster annotated to skip it, is left as it is.
+func (r *Reconciler) cleanTenant(ctx context.Context, tc *infrav1alpha1.TenantCluster, ns *corev1.Namespace) (bool, step, error) {
+	if r.Tenant == nil {
+		return true, step{}, nil
+	}
+	if tc.Annotations[infrav1alpha1.SkipTenantCleanupAnnotation] == "true" {
+		return true, step{}, nil
+	}
+	kubeconfig, err := r.tenantKubeconfig(ctx, ns.Name)
+	if err != nil || kubeconfig == nil {
+		return err == nil, step{"Failed", ""}, err
+	}
+	left, err := r.Tenant.Clean(ctx, ns.Name, kubeconfig)
+	if err != nil {
+		if since := time.Since(tc.DeletionTimestamp.Time); since > r.cleanupTimeout() {
+			log.FromContext(ctx).Error(err, "giving up on the tenant cluster's objects", "after", since.Round(time.Second))
+			return true, step{}, nil
+		}
+		return false, step{"CleaningTenantCluster", ""}, fmt.Errorf("failed to clean the tenant cluster (retrying until %s after the deletion, or set annotation %s): %w",
+			r.cleanupTimeout(), infrav1alpha1.SkipTenantCleanupAnnotation, err)
+	}
+	if left > 0 {
+		return false, step{"CleaningTenantCluster", fmt.Sprintf("waiting for %d objects in the tenant cluster to go", left)}, nil
+	}
+	return true, step{}, nil
+}
+
+// tenantKubeconfig returns the tenant kubeconfig kept in the namespace, or
+// nil when there is none.
+func (r *Reconciler) tenantKubeconfig(ctx context.Context, namespace string) ([]byte, error) {
+	var secret corev1.Secret
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: r.KubeconfigSecret}, &secret)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to get Secret %s/%s: %w", namespace, r.KubeconfigSecret, err)
+	}
+	return secret.Data[r.KubeconfigSecretKey], nil
+}
+
+func (r *Reconciler) cleanupTimeout() time.Duration {
+	if r.TenantCleanupTimeout > 0 {
+		return r.TenantCleanupTimeout
+	}
+	return DefaultTenantCleanupTimeout
 }

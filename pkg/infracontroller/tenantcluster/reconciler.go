@@ -2,6 +2,7 @@ package tenantcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,13 +11,17 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
@@ -54,6 +59,25 @@ type Reconciler struct {
 	KubeconfigSecret string
 	// KubeconfigSecretKey is the key of the kubeconfig in that Secret.
 	KubeconfigSecretKey string
+	// ConfigMaps reads the ConfigMaps written from TenantCluster specs;
+	// SetupWithManager sets it to a cache of those only. APIReader when
+	// nil.
+	ConfigMaps ctrlruntimeclient.Reader
+	// Tenant removes what the controllers made in a tenant cluster when
+	// its TenantCluster is deleted; nil leaves the tenant cluster alone.
+	Tenant TenantCleanup
+	// TenantCleanupTimeout is how long a deletion retries a tenant cluster
+	// that fails; DefaultTenantCleanupTimeout when 0.
+	TenantCleanupTimeout time.Duration
+}
+
+// TenantCleanup removes what the infra-controller made in a tenant
+// cluster.
+type TenantCleanup interface {
+	// Clean deletes those objects in the tenant cluster of namespace and
+	// returns how many are still there (deleted ones that have not gone
+	// yet, or ones it just deleted).
+	Clean(ctx context.Context, namespace string, kubeconfig []byte) (left int, err error)
 }
 
 // SetupWithManager registers the controller for TenantClusters and the
@@ -62,11 +86,39 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Tenants.Validate(); err != nil {
 		return err
 	}
+	configMaps, err := ownedConfigMapCache(mgr)
+	if err != nil {
+		return err
+	}
+	r.ConfigMaps = configMaps
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&infrav1alpha1.TenantCluster{}).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(ownerRequest)).
+		WatchesRawSource(source.Kind(configMaps, &corev1.ConfigMap{}, handler.TypedEnqueueRequestsFromMapFunc(
+			func(ctx context.Context, cm *corev1.ConfigMap) []reconcile.Request { return ownerRequest(ctx, cm) }))).
 		Complete(r)
+}
+
+// ownedConfigMapCache returns a cache, run by mgr, of the ConfigMaps that
+// carry OwnerLabel: the ones written from TenantCluster specs.
+func ownedConfigMapCache(mgr ctrl.Manager) (cache.Cache, error) {
+	owned, err := labels.NewRequirement(OwnerLabel, selection.Exists, nil)
+	if err != nil {
+		return nil, fmt.Errorf("failed to select owned ConfigMaps: %w", err)
+	}
+	c, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme:               mgr.GetScheme(),
+		Mapper:               mgr.GetRESTMapper(),
+		DefaultLabelSelector: labels.NewSelector().Add(*owned),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the cache of owned ConfigMaps: %w", err)
+	}
+	if err := mgr.Add(c); err != nil {
+		return nil, fmt.Errorf("failed to add the cache of owned ConfigMaps: %w", err)
+	}
+	return c, nil
 }
 
 // Namespace returns the infra namespace of tc.
@@ -92,10 +144,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	before := tc.Status.DeepCopy()
 	nsErr := r.ensureNamespace(ctx, &tc)
 	setCondition(&tc, infrav1alpha1.ConditionNamespaceReady, nsErr, "Created", "namespace "+r.Namespace(&tc)+" exists")
-	var kcErr error
+	var kcErr, cfgErr error
 	if nsErr == nil {
 		kcErr = r.ensureKubeconfig(ctx, &tc)
 		setCondition(&tc, infrav1alpha1.ConditionKubeconfigReady, kcErr, "Copied", "the tenant kubeconfig is in the namespace")
+		cfgErr = r.ensureConfig(ctx, &tc)
+		setCondition(&tc, infrav1alpha1.ConditionConfigReady, cfgErr, "Written", "images, networks and policies are in the namespace's ConfigMaps")
 	}
 	if err := r.updateStatus(ctx, &tc, before); err != nil {
 		return reconcile.Result{}, err
@@ -103,7 +157,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if nsErr != nil {
 		return reconcile.Result{}, nsErr
 	}
-	return reconcile.Result{}, kcErr
+	return reconcile.Result{}, errors.Join(kcErr, cfgErr)
 }
 
 // ownerRequest maps a namespace to the request of the TenantCluster

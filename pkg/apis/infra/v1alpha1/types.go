@@ -4,9 +4,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Finalizer holds a TenantCluster until its VirtualMachines and its
-// namespace are gone.
+// Finalizer holds a TenantCluster until its VirtualMachines, what the
+// controller made in the tenant cluster and its namespace are gone.
 const Finalizer = "infra.kkp-kubevirt.io/tenant-cluster"
+
+// SkipTenantCleanupAnnotation set to "true" on a TenantCluster that is
+// being deleted skips removing what the controller made in the tenant
+// cluster: for a tenant cluster that is already gone or unreachable.
+const SkipTenantCleanupAnnotation = "infra.kkp-kubevirt.io/skip-tenant-cleanup"
 
 // Condition types of a TenantCluster.
 const (
@@ -16,8 +21,13 @@ const (
 	// ConditionKubeconfigReady is true when the tenant kubeconfig Secret
 	// has been copied into the tenant namespace.
 	ConditionKubeconfigReady = "KubeconfigReady"
+	// ConditionConfigReady is true when the images, networks and custom
+	// NetworkPolicies of the spec are valid and written to the tenant
+	// namespace's ConfigMaps.
+	ConditionConfigReady = "ConfigReady"
 	// ConditionDeleting reports the progress of a deletion: VMs first,
-	// then the namespace.
+	// then what the controller made in the tenant cluster, then the
+	// namespace.
 	ConditionDeleting = "Deleting"
 )
 
@@ -37,6 +47,28 @@ type TenantClusterSpec struct {
 	// Options are the per-cluster switches.
 	// +optional
 	Options TenantClusterOptions `json:"options,omitempty"`
+	// Images are the named images of the cluster, each imported once into
+	// its namespace. They are written to ConfigMap image-cache there.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Images []Image `json:"images,omitempty"`
+	// Networks are the tenant networks, NetworkAttachmentDefinitions in its
+	// namespace. They are written to ConfigMap tenant-networks there.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Networks []Network `json:"networks,omitempty"`
+	// NetworkPolicies are custom NetworkPolicies of its namespace, kept
+	// beside the defaults. They are written to ConfigMap network-policies
+	// there.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	NetworkPolicies []NetworkPolicy `json:"networkPolicies,omitempty"`
 }
 
 // TenantClusterOptions switch features off for one tenant cluster. An

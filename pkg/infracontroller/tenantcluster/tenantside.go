@@ -1,0 +1,124 @@
+package tenantcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+)
+
+// TenantObjects is the TenantCleanup of the infra-controller: it deletes
+// the StorageClasses the storage-class controller made and the objects of
+// the addons, each only when it carries tenant.ManagedByLabel.
+type TenantObjects struct {
+	// Clients connects to tenant clusters; its Scheme must hold the
+	// storage types.
+	Clients *tenant.Clients
+	// Tenants gives the namespace prefix, which the addons' cluster id
+	// follows.
+	Tenants tenant.Matcher
+	// Addons are the addon directories applied to tenant clusters.
+	Addons []string
+}
+
+// Clean deletes our objects in the tenant cluster of namespace, addon
+// objects in reverse apply order after the storage classes, and counts the
+// ones still there. A namespace being deleted counts as gone: the tenant
+// cluster's namespace controller empties it.
+func (t *TenantObjects) Clean(ctx context.Context, namespace string, kubeconfig []byte) (int, error) {
+	c, err := t.Clients.Get(namespace, kubeconfig)
+	if errors.Is(err, tenant.ErrInvalidKubeconfig) {
+		// No controller could have reached the tenant cluster with it
+		// either: there is nothing to clean.
+		log.FromContext(ctx).Info("the tenant kubeconfig does not parse; nothing to clean in the tenant cluster")
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	left, err := deleteClasses(ctx, c)
+	if err != nil {
+		return left, err
+	}
+	objs, err := t.addonObjects(namespace)
+	if err != nil {
+		return left, err
+	}
+	var errs []error
+	for _, obj := range slices.Backward(objs) {
+		pending, err := deleteManaged(ctx, c, obj)
+		if pending {
+			left++
+		}
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return left, err
+	}
+	if left == 0 {
+		t.Clients.Forget(namespace)
+	}
+	return left, nil
+}
+
+// addonObjects renders the addons of the tenant cluster of namespace.
+func (t *TenantObjects) addonObjects(namespace string) ([]*unstructured.Unstructured, error) {
+	p := addons.Params{ClusterID: strings.TrimPrefix(namespace, t.Tenants.Prefix), InfraNamespace: namespace}
+	var out []*unstructured.Unstructured
+	for _, dir := range t.Addons {
+		objs, err := addons.Render(dir, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
+}
+
+// deleteClasses deletes the managed StorageClasses of a tenant cluster and
+// returns how many there were.
+func deleteClasses(ctx context.Context, c ctrlruntimeclient.Client) (int, error) {
+	var list storagev1.StorageClassList
+	if err := c.List(ctx, &list, ctrlruntimeclient.MatchingLabels{tenant.ManagedByLabel: tenant.ManagedByValue}); err != nil {
+		return 0, fmt.Errorf("failed to list the tenant's storage classes: %w", err)
+	}
+	var errs []error
+	for i := range list.Items {
+		if err := c.Delete(ctx, &list.Items[i]); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("failed to delete StorageClass %s: %w", list.Items[i].Name, err))
+		}
+	}
+	return len(list.Items), errors.Join(errs...)
+}
+
+// deleteManaged deletes obj when it exists and is ours; pending is true
+// while it is still there.
+func deleteManaged(ctx context.Context, c ctrlruntimeclient.Client, want *unstructured.Unstructured) (pending bool, err error) {
+	have := &unstructured.Unstructured{}
+	have.SetGroupVersionKind(want.GroupVersionKind())
+	err = c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(want), have)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("failed to get %s %s: %w", want.GetKind(), want.GetName(), err)
+	case !tenant.IsManaged(have):
+		return false, nil
+	case have.GetDeletionTimestamp() != nil:
+		return have.GetKind() != "Namespace", nil
+	}
+	if err := c.Delete(ctx, have); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+		return false, fmt.Errorf("failed to delete %s %s: %w", have.GetKind(), have.GetName(), err)
+	}
+	return true, nil
+}

@@ -14,7 +14,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -206,19 +205,5 @@ func controllerRef(md *clusterv1alpha1.MachineDeployment) metav1.OwnerReference 
 // namespace whose selector matches it, for a MachineSet without
 // controller.
 func (r *reconciler) deploymentsForOrphan(ctx context.Context, obj ctrlruntimeclient.Object) []reconcile.Request {
-	if metav1.GetControllerOf(obj) != nil {
-		return nil
-	}
-	list := &clusterv1alpha1.MachineDeploymentList{}
-	if err := r.client.List(ctx, list, ctrlruntimeclient.InNamespace(obj.GetNamespace())); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Failed to list MachineDeployments for an orphaned MachineSet")
-		return nil
-	}
-	var out []reconcile.Request
-	for i := range list.Items {
-		if s, err := selectorOf(&list.Items[i]); err == nil && s.Matches(labels.Set(obj.GetLabels())) {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: list.Items[i].Name}})
-		}
-	}
-	return out
+	return ownership.OrphanRequests(ctx, r.client, obj, &clusterv1alpha1.MachineDeploymentList{}, selectorOf)
 }

@@ -183,19 +183,5 @@ func controllerRef(ms *clusterv1alpha1.MachineSet) metav1.OwnerReference {
 // setsForOrphan enqueues the MachineSets of a Machine's namespace whose
 // selector matches it, for a Machine without controller.
 func (r *reconciler) setsForOrphan(ctx context.Context, obj ctrlruntimeclient.Object) []reconcile.Request {
-	if metav1.GetControllerOf(obj) != nil {
-		return nil
-	}
-	list := &clusterv1alpha1.MachineSetList{}
-	if err := r.client.List(ctx, list, ctrlruntimeclient.InNamespace(obj.GetNamespace())); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Failed to list MachineSets for an orphaned Machine")
-		return nil
-	}
-	var out []reconcile.Request
-	for i := range list.Items {
-		if s, err := selectorOf(&list.Items[i]); err == nil && s.Matches(labels.Set(obj.GetLabels())) {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: list.Items[i].Name}})
-		}
-	}
-	return out
+	return ownership.OrphanRequests(ctx, r.client, obj, &clusterv1alpha1.MachineSetList{}, selectorOf)
 }

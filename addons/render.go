@@ -3,7 +3,6 @@ package addons
 import (
 	"bytes"
 	"embed"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -16,30 +15,79 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
-//go:embed kubevirt-csi/*.yaml
+//go:embed kubevirt-csi/*.yaml kubevirt-csi-controller/*.yaml
 var files embed.FS
 
-// KubeVirtCSI is the directory of the KubeVirt CSI driver's manifests.
-const KubeVirtCSI = "kubevirt-csi"
+// Addon directories.
+const (
+	// KubeVirtCSI is the directory of the tenant-cluster side of the
+	// KubeVirt CSI driver: the node plugin, applied to tenant clusters.
+	KubeVirtCSI = "kubevirt-csi"
+	// KubeVirtCSIController is the directory of the infra-cluster side of
+	// the KubeVirt CSI driver: the controller, applied to the tenant
+	// namespace on the infra cluster.
+	KubeVirtCSIController = "kubevirt-csi-controller"
+)
 
-// Params are the values the templates use.
+// Names and labels of the CSI controller's objects on the infra cluster.
+const (
+	// ControllerName names the CSI controller's Deployment.
+	ControllerName = "kubevirt-csi-controller"
+	// ControllerPodLabel is the label key that, with value ControllerName,
+	// marks the CSI controller's pods (and selects them in its
+	// Deployment and NetworkPolicy).
+	ControllerPodLabel = "app.kubernetes.io/name"
+	// ControllerServiceAccount is the infra ServiceAccount of the CSI
+	// controller's pods (the csiaccess controller keeps it).
+	ControllerServiceAccount = "kubevirt-csi"
+	// LeaderElectionNamespace is the namespace of the tenant cluster where
+	// the controller's sidecars keep their leader-election Leases; one
+	// that every cluster has, so the controller does not depend on the
+	// node plugin's addon.
+	LeaderElectionNamespace = "kube-system"
+)
+
+// Params are the values the templates use. The node plugin (KubeVirtCSI)
+// uses ClusterID, InfraNamespace, DriverImage, RegistrarImage and
+// LivenessProbeImage; the controller (KubeVirtCSIController) needs every
+// field except RegistrarImage, and Render refuses it when a Secret name or
+// key is empty.
 type Params struct {
 	// ClusterID is the tenant cluster's id.
 	ClusterID string
 	// InfraNamespace is the tenant's namespace on the infra cluster, where
 	// the driver creates the DataVolumes.
 	InfraNamespace string
-	// InfraKubeconfig is the driver's kubeconfig of the infra cluster.
-	InfraKubeconfig []byte
+	// InfraKubeconfigSecret names the Secret in InfraNamespace with the
+	// controller's kubeconfig of the infra cluster.
+	InfraKubeconfigSecret string
+	// InfraKubeconfigKey is the key of the kubeconfig in that Secret.
+	InfraKubeconfigKey string
+	// TenantKubeconfigSecret names the Secret in InfraNamespace with the
+	// tenant cluster's kubeconfig.
+	TenantKubeconfigSecret string
+	// TenantKubeconfigKey is the key of the kubeconfig in that Secret.
+	TenantKubeconfigKey string
+	// ConfigHash identifies the contents of both kubeconfigs; the
+	// controller's pods carry it, so they restart when a kubeconfig
+	// changes. Empty leaves the annotation empty.
+	ConfigHash string
 	// DriverImage is the image of the KubeVirt CSI driver.
 	DriverImage string
 	// RegistrarImage is the image of the CSI node-driver-registrar.
 	RegistrarImage string
 	// LivenessProbeImage is the image of the CSI liveness probe.
 	LivenessProbeImage string
+	// ProvisionerImage is the image of the CSI external-provisioner.
+	ProvisionerImage string
+	// AttacherImage is the image of the CSI external-attacher.
+	AttacherImage string
+	// ResizerImage is the image of the CSI external-resizer.
+	ResizerImage string
 }
 
-// Default images of the node plugin.
+// Default images. The tags are pinned here and were not pulled by any test
+// of this repository.
 const (
 	// DefaultDriverImage is the KubeVirt CSI driver image.
 	DefaultDriverImage = "quay.io/kubevirt/kubevirt-csi-driver:v0.4.2"
@@ -47,18 +95,30 @@ const (
 	DefaultRegistrarImage = "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.13.0"
 	// DefaultLivenessProbeImage is the CSI liveness probe image.
 	DefaultLivenessProbeImage = "registry.k8s.io/sig-storage/livenessprobe:v2.15.0"
+	// DefaultProvisionerImage is the CSI external-provisioner image.
+	DefaultProvisionerImage = "registry.k8s.io/sig-storage/csi-provisioner:v5.2.0"
+	// DefaultAttacherImage is the CSI external-attacher image.
+	DefaultAttacherImage = "registry.k8s.io/sig-storage/csi-attacher:v4.8.1"
+	// DefaultResizerImage is the CSI external-resizer image.
+	DefaultResizerImage = "registry.k8s.io/sig-storage/csi-resizer:v1.13.2"
 )
 
 // withDefaults fills the empty images.
 func (p Params) withDefaults() Params {
-	if p.DriverImage == "" {
-		p.DriverImage = DefaultDriverImage
-	}
-	if p.RegistrarImage == "" {
-		p.RegistrarImage = DefaultRegistrarImage
-	}
-	if p.LivenessProbeImage == "" {
-		p.LivenessProbeImage = DefaultLivenessProbeImage
+	for _, image := range []struct {
+		field *string
+		value string
+	}{
+		{&p.DriverImage, DefaultDriverImage},
+		{&p.RegistrarImage, DefaultRegistrarImage},
+		{&p.LivenessProbeImage, DefaultLivenessProbeImage},
+		{&p.ProvisionerImage, DefaultProvisionerImage},
+		{&p.AttacherImage, DefaultAttacherImage},
+		{&p.ResizerImage, DefaultResizerImage},
+	} {
+		if *image.field == "" {
+			*image.field = image.value
+		}
 	}
 	return p
 }
@@ -89,7 +149,7 @@ func Render(dir string, p Params) ([]*unstructured.Unstructured, error) {
 // renderFile executes one template and decodes its YAML documents.
 func renderFile(name string, p Params) ([]*unstructured.Unstructured, error) {
 	tpl, err := template.New(path.Base(name)).Option("missingkey=error").Funcs(template.FuncMap{
-		"b64": base64.StdEncoding.EncodeToString,
+		"required": required,
 	}).ParseFS(files, name)
 	if err != nil {
 		return nil, fmt.Errorf("failed to parse manifest %s: %w", name, err)
@@ -116,4 +176,12 @@ func renderFile(name string, p Params) ([]*unstructured.Unstructured, error) {
 		}
 		out = append(out, u)
 	}
+}
+
+// required returns value, or an error naming field when value is empty.
+func required(field, value string) (string, error) {
+	if value == "" {
+		return "", fmt.Errorf("%s must be set", field)
+	}
+	return value, nil
 }

@@ -1,11 +1,15 @@
 package addons_test
 
 import (
-	"encoding/base64"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 )
@@ -18,13 +22,13 @@ func TestRenderKubeVirtCSI(t *testing.T) {
 	}{
 		{
 			name:       "default images",
-			params:     addons.Params{ClusterID: "abc", InfraNamespace: "cluster-abc", InfraKubeconfig: []byte("infra")},
+			params:     addons.Params{ClusterID: "abc", InfraNamespace: "cluster-abc"},
 			wantImages: []string{addons.DefaultDriverImage, addons.DefaultRegistrarImage, addons.DefaultLivenessProbeImage},
 		},
 		{
 			name: "overridden images",
 			params: addons.Params{
-				ClusterID: "abc", InfraNamespace: "cluster-abc", InfraKubeconfig: []byte("infra"),
+				ClusterID: "abc", InfraNamespace: "cluster-abc",
 				DriverImage: "r/d:1", RegistrarImage: "r/r:1", LivenessProbeImage: "r/l:1",
 			},
 			wantImages: []string{"r/d:1", "r/r:1", "r/l:1"},
@@ -42,30 +46,217 @@ func TestRenderKubeVirtCSI(t *testing.T) {
 				byKind[o.GetKind()] = o
 			}
 			wantKinds := []string{
-				"Namespace/kubevirt-csi-driver", "CSIDriver/csi.kubevirt.io", "Secret/infra-cluster-credentials",
+				"Namespace/kubevirt-csi-driver", "CSIDriver/csi.kubevirt.io",
 				"ConfigMap/driver-config", "ServiceAccount/kubevirt-csi-node", "ClusterRole/kubevirt-csi-node",
 				"ClusterRoleBinding/kubevirt-csi-node", "DaemonSet/kubevirt-csi-node",
 			}
 			if diff := cmp.Diff(wantKinds, kinds); diff != "" {
 				t.Errorf("objects (-want +got):\n%s", diff)
 			}
-			data, _, _ := unstructured.NestedString(byKind["Secret"].Object, "data", "kubeconfig")
-			if want := base64.StdEncoding.EncodeToString(tc.params.InfraKubeconfig); data != want {
-				t.Errorf("kubeconfig data = %q, want %q", data, want)
-			}
 			ns, _, _ := unstructured.NestedString(byKind["ConfigMap"].Object, "data", "infraClusterNamespace")
 			if ns != tc.params.InfraNamespace {
 				t.Errorf("infraClusterNamespace = %q, want %q", ns, tc.params.InfraNamespace)
 			}
-			containers, _, _ := unstructured.NestedSlice(byKind["DaemonSet"].Object, "spec", "template", "spec", "containers")
-			var images []string
-			for _, c := range containers {
-				m, _ := c.(map[string]any)
-				image, _, _ := unstructured.NestedString(m, "image")
-				images = append(images, image)
-			}
-			if diff := cmp.Diff(tc.wantImages, images); diff != "" {
+			var ds appsv1.DaemonSet
+			fromUnstructured(t, byKind["DaemonSet"], &ds)
+			if diff := cmp.Diff(tc.wantImages, images(ds.Spec.Template.Spec.Containers)); diff != "" {
 				t.Errorf("images (-want +got):\n%s", diff)
+			}
+			for _, v := range ds.Spec.Template.Spec.Volumes {
+				if v.Secret != nil || v.Projected != nil {
+					t.Errorf("the node plugin mounts Secret or projected volume %q", v.Name)
+				}
+			}
+		})
+	}
+}
+
+// TestRenderKubeVirtCSINoCredentials checks that no tenant object carries
+// infra credentials: no Secret, and no kubeconfig flag in any container.
+func TestRenderKubeVirtCSINoCredentials(t *testing.T) {
+	objs, err := addons.Render(addons.KubeVirtCSI, addons.Params{ClusterID: "abc", InfraNamespace: "cluster-abc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetKind() == "Secret" {
+			t.Errorf("the tenant addons hold Secret %s", o.GetName())
+		}
+		if o.GetKind() != "DaemonSet" {
+			continue
+		}
+		var ds appsv1.DaemonSet
+		fromUnstructured(t, o, &ds)
+		for _, c := range ds.Spec.Template.Spec.Containers {
+			for _, arg := range c.Args {
+				if strings.Contains(arg, "kubeconfig") {
+					t.Errorf("container %s has argument %s", c.Name, arg)
+				}
+			}
+		}
+	}
+}
+
+// controllerParams are complete parameters of the controller addon.
+func controllerParams() addons.Params {
+	return addons.Params{
+		ClusterID: "abc", InfraNamespace: "cluster-abc",
+		InfraKubeconfigSecret: "infra-secret", InfraKubeconfigKey: "infra-key",
+		TenantKubeconfigSecret: "tenant-secret", TenantKubeconfigKey: "tenant-key",
+		ConfigHash: "hash-1",
+	}
+}
+
+// renderController renders the controller addon and returns its only
+// object, the Deployment.
+func renderController(t *testing.T, p addons.Params) *appsv1.Deployment {
+	t.Helper()
+	objs, err := addons.Render(addons.KubeVirtCSIController, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 || objs[0].GetKind() != "Deployment" {
+		t.Fatalf("controller addon rendered %d objects, want one Deployment", len(objs))
+	}
+	var d appsv1.Deployment
+	fromUnstructured(t, objs[0], &d)
+	return &d
+}
+
+func TestRenderController(t *testing.T) {
+	d := renderController(t, controllerParams())
+	if d.Name != addons.ControllerName || d.Namespace != "cluster-abc" {
+		t.Errorf("Deployment %s/%s, want cluster-abc/%s", d.Namespace, d.Name, addons.ControllerName)
+	}
+	wantLabels := map[string]string{
+		addons.ControllerPodLabel: addons.ControllerName, "kkp-kubevirt.io/managed-by": "infra-controller", "kkp-kubevirt.io/cluster-id": "abc",
+	}
+	if diff := cmp.Diff(wantLabels, d.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	pod := d.Spec.Template
+	if pod.Labels[addons.ControllerPodLabel] != addons.ControllerName || pod.Labels["kkp-kubevirt.io/managed-by"] != "infra-controller" {
+		t.Errorf("pod labels %v lack the ones the NetworkPolicy selects", pod.Labels)
+	}
+	if got := pod.Annotations["kkp-kubevirt.io/kubeconfig-hash"]; got != "hash-1" {
+		t.Errorf("kubeconfig hash annotation = %q, want hash-1", got)
+	}
+	if pod.Spec.ServiceAccountName != addons.ControllerServiceAccount {
+		t.Errorf("serviceAccountName = %q", pod.Spec.ServiceAccountName)
+	}
+	wantVolumes := map[string]string{"infra-kubeconfig": "infra-secret/infra-key", "tenant-kubeconfig": "tenant-secret/tenant-key"}
+	gotVolumes := map[string]string{}
+	for _, v := range pod.Spec.Volumes {
+		if v.Secret != nil && len(v.Secret.Items) == 1 && v.Secret.Items[0].Path == "kubeconfig" {
+			gotVolumes[v.Name] = v.Secret.SecretName + "/" + v.Secret.Items[0].Key
+		}
+	}
+	if diff := cmp.Diff(wantVolumes, gotVolumes); diff != "" {
+		t.Errorf("kubeconfig Secret volumes (-want +got):\n%s", diff)
+	}
+	wantArgs := map[string][]string{
+		"csi-driver": {
+			"--endpoint=unix:/csi/csi.sock", "--run-node-service=false", "--run-controller-service=true",
+			"--infra-cluster-namespace=cluster-abc", "--infra-cluster-labels=kkp-kubevirt.io/cluster-id=abc",
+			"--infra-cluster-kubeconfig=/etc/kubevirt-csi/infra/kubeconfig", "--tenant-cluster-kubeconfig=/etc/kubevirt-csi/tenant/kubeconfig", "--v=3",
+		},
+		"csi-provisioner":    sidecarArgs("--default-fstype=ext4"),
+		"csi-attacher":       sidecarArgs(),
+		"csi-resizer":        sidecarArgs(),
+		"csi-liveness-probe": {"--csi-address=/csi/csi.sock", "--health-port=10301"},
+	}
+	gotArgs := map[string][]string{}
+	for _, c := range pod.Spec.Containers {
+		gotArgs[c.Name] = c.Args
+	}
+	if diff := cmp.Diff(wantArgs, gotArgs); diff != "" {
+		t.Errorf("container arguments (-want +got):\n%s", diff)
+	}
+	checkMounts(t, pod.Spec.Containers)
+}
+
+// sidecarArgs are the arguments of an API-using sidecar, with extra after
+// the socket.
+func sidecarArgs(extra ...string) []string {
+	return slices.Concat([]string{"--csi-address=/csi/csi.sock"}, extra, []string{
+		"--kubeconfig=/etc/kubevirt-csi/tenant/kubeconfig", "--leader-election",
+		"--leader-election-namespace=" + addons.LeaderElectionNamespace, "--timeout=3m", "--v=3",
+	})
+}
+
+// checkMounts checks that every path a container's arguments name is under
+// one of its mounts, and that only the driver mounts the infra kubeconfig.
+func checkMounts(t *testing.T, containers []corev1.Container) {
+	t.Helper()
+	for _, c := range containers {
+		for _, arg := range c.Args {
+			_, value, ok := strings.Cut(arg, "=")
+			value = strings.TrimPrefix(value, "unix:")
+			if !ok || !strings.HasPrefix(value, "/") {
+				continue
+			}
+			if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return strings.HasPrefix(value, m.MountPath+"/") }) {
+				t.Errorf("container %s: %s is on no mount", c.Name, arg)
+			}
+		}
+		infra := slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "infra-kubeconfig" })
+		if infra != (c.Name == "csi-driver") {
+			t.Errorf("container %s mounts the infra kubeconfig: %t", c.Name, infra)
+		}
+	}
+}
+
+func TestRenderControllerHardening(t *testing.T) {
+	d := renderController(t, controllerParams())
+	psc := d.Spec.Template.Spec.SecurityContext
+	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.RunAsUser == nil || *psc.RunAsUser == 0 {
+		t.Errorf("pod security context %+v does not run as a non-root user", psc)
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		sc := c.SecurityContext
+		if sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+			sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.Privileged != nil && *sc.Privileged {
+			t.Errorf("container %s security context %+v", c.Name, sc)
+		}
+		if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() {
+			t.Errorf("container %s has no resource requests", c.Name)
+		}
+	}
+}
+
+func TestRenderControllerImages(t *testing.T) {
+	p := controllerParams()
+	want := []string{
+		addons.DefaultDriverImage, addons.DefaultProvisionerImage, addons.DefaultAttacherImage,
+		addons.DefaultResizerImage, addons.DefaultLivenessProbeImage,
+	}
+	if diff := cmp.Diff(want, images(renderController(t, p).Spec.Template.Spec.Containers)); diff != "" {
+		t.Errorf("default images (-want +got):\n%s", diff)
+	}
+	p.DriverImage, p.ProvisionerImage, p.AttacherImage, p.ResizerImage, p.LivenessProbeImage = "r/d:1", "r/p:1", "r/a:1", "r/r:1", "r/l:1"
+	want = []string{"r/d:1", "r/p:1", "r/a:1", "r/r:1", "r/l:1"}
+	if diff := cmp.Diff(want, images(renderController(t, p).Spec.Template.Spec.Containers)); diff != "" {
+		t.Errorf("overridden images (-want +got):\n%s", diff)
+	}
+}
+
+func TestRenderControllerRequired(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		clear func(p *addons.Params)
+	}{
+		{"cluster id", func(p *addons.Params) { p.ClusterID = "" }},
+		{"infra namespace", func(p *addons.Params) { p.InfraNamespace = "" }},
+		{"infra Secret", func(p *addons.Params) { p.InfraKubeconfigSecret = "" }},
+		{"infra key", func(p *addons.Params) { p.InfraKubeconfigKey = "" }},
+		{"tenant Secret", func(p *addons.Params) { p.TenantKubeconfigSecret = "" }},
+		{"tenant key", func(p *addons.Params) { p.TenantKubeconfigKey = "" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := controllerParams()
+			tc.clear(&p)
+			if _, err := addons.Render(addons.KubeVirtCSIController, p); err == nil || !strings.Contains(err.Error(), "must be set") {
+				t.Errorf("got %v, want a missing-field error", err)
 			}
 		})
 	}
@@ -74,5 +265,22 @@ func TestRenderKubeVirtCSI(t *testing.T) {
 func TestRenderUnknownAddon(t *testing.T) {
 	if _, err := addons.Render("no-such-addon", addons.Params{}); err == nil {
 		t.Error("Render of an unknown addon succeeded")
+	}
+}
+
+func images(containers []corev1.Container) []string {
+	var out []string
+	for _, c := range containers {
+		out = append(out, c.Image)
+	}
+	return out
+}
+
+// fromUnstructured converts u into the typed obj, refusing unknown fields,
+// so a typo in a manifest fails the test.
+func fromUnstructured(t *testing.T, u *unstructured.Unstructured, obj any) {
+	t.Helper()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, obj, true); err != nil {
+		t.Fatalf("%s %s does not convert: %v", u.GetKind(), u.GetName(), err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/charts"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/components"
 )
@@ -70,6 +71,24 @@ func TestChartArgsParse(t *testing.T) {
 				o := f.options
 				if o.Flavors.Presets || !o.DisableCSIAccess || !o.DisableStorageClasses || o.CSIAccess.ServerURL != "https://infra:6443" || o.NamespacePrefix != "tenant-" {
 					t.Errorf("options %+v", o)
+				}
+			},
+		},
+		{
+			name: "CSI controller off, images overridden",
+			values: map[string]any{"csiController": false, "csiImages": map[string]any{
+				"driver": "r/d:1", "nodeDriverRegistrar": "r/n:1", "livenessProbe": "r/l:1",
+				"provisioner": "r/p:1", "attacher": "r/a:1", "resizer": "r/r:1",
+			}},
+			check: func(t *testing.T, f *flags) {
+				t.Helper()
+				o := f.options
+				want := addons.Params{
+					DriverImage: "r/d:1", RegistrarImage: "r/n:1", LivenessProbeImage: "r/l:1",
+					ProvisionerImage: "r/p:1", AttacherImage: "r/a:1", ResizerImage: "r/r:1",
+				}
+				if o.EnableCSIController || o.CSIController.Images != want || o.Addons.Images != want {
+					t.Errorf("CSI controller %t, images %+v and %+v", o.EnableCSIController, o.CSIController.Images, o.Addons.Images)
 				}
 			},
 		},

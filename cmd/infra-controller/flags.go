@@ -7,10 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/imagecache"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/netpol"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
 )
 
 // flags are the parsed command line.
@@ -51,20 +53,24 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.StringVar(&o.StorageClasses.SecretName, "tenant-kubeconfig-secret", storageclass.DefaultSecretName, "Secret in each tenant namespace holding the tenant cluster's kubeconfig.")
 	fs.StringVar(&o.StorageClasses.SecretKey, "tenant-kubeconfig-key", storageclass.DefaultSecretKey, "Key of the kubeconfig in that Secret.")
 	fs.StringVar(&o.StorageClasses.Bus, "storage-class-bus", storageclass.DefaultBus, "Default disk bus of tenant storage classes.")
-	fs.DurationVar(&o.StorageClasses.ResyncInterval, "storage-class-resync", 10*time.Minute, "How often tenant storage classes are re-checked (hand edits there are not watched); 0 turns it off.")
+	fs.DurationVar(&o.StorageClasses.ResyncInterval, "storage-class-resync", 10*time.Minute, "How often tenant storage classes are re-checked, a safety net beside the watch of tenant clusters; 0 turns it off.")
 	csiAccess := fs.Bool("csi-access", true, "Keep the CSI driver's ServiceAccount, Role, token and kubeconfig Secret in tenant namespaces.")
-	fs.StringVar(&o.CSIAccess.ServerURL, "csi-infra-server-url", "", "Infra API server address in the CSI driver's kubeconfig; the controller's own when empty.")
+	fs.StringVar(&o.CSIAccess.ServerURL, "csi-infra-server-url", "", "Infra API server address in the CSI controller's kubeconfig; the controller's own when empty.")
+	csiController := fs.Bool("csi-controller", true, "Run the controller side of each tenant's KubeVirt CSI driver in its tenant namespace (needs --csi-access).")
+	images := csiImageFlags(fs)
 	imageCache := fs.Bool("image-cache", true, "Import the named images of ConfigMap image-cache and remove unused cache DataVolumes (needs CDI).")
 	fs.DurationVar(&o.ImageCache.GracePeriod, "image-cache-grace-period", imagecache.DefaultGracePeriod, "How long a cache DataVolume no VM refers to is kept.")
 	fs.BoolVar(&o.EnableNetworks, "tenant-networks", false, "Turn the CNI configurations of ConfigMap tenant-networks into NetworkAttachmentDefinitions (needs Multus).")
-	addons := fs.Bool("addons", true, "Apply the tenant-cluster side of the KubeVirt CSI driver (addons/) to tenant clusters with a kubeconfig Secret (needs --csi-access).")
-	fs.DurationVar(&o.Addons.ResyncInterval, "addons-resync", 10*time.Minute, "How often the addons are re-applied to each tenant cluster (hand edits there are not watched); 0 turns it off.")
+	nodePlugin := fs.Bool("addons", true, "Apply the tenant-cluster side of the KubeVirt CSI driver (the node plugin, addons/kubevirt-csi) to tenant clusters with a kubeconfig Secret.")
+	fs.DurationVar(&o.Addons.ResyncInterval, "addons-resync", 10*time.Minute, "How often the addons are re-applied to each tenant cluster, a safety net beside the watch of tenant clusters; 0 turns it off.")
 	fs.BoolVar(&o.EnableTenantClusters, "tenant-clusters", true, "Keep the namespaces of TenantCluster objects and tear them down, VMs first (needs the TenantCluster CRD).")
+	fs.DurationVar(&o.TenantCleanupTimeout, "tenant-cleanup-timeout", tenantcluster.DefaultTenantCleanupTimeout, "How long deleting a TenantCluster retries a failing tenant cluster before it leaves our objects there.")
 	networkPolicies := fs.Bool("network-policies", true, "Keep default and custom NetworkPolicies in tenant namespaces.")
 	defaultPolicies := fs.Bool("default-network-policies", true, "Keep the default isolation policies; false deletes them.")
 	fs.Func("network-policy-private-cidrs", "Comma-separated CIDRs the Internet egress rule excludes (default "+strings.Join(netpol.DefaultPrivateCIDRs, ",")+").", list(&o.NetworkPolicies.PrivateCIDRs))
 	fs.Func("network-policy-allowed-cidrs", "Comma-separated further egress destinations, e.g. the tenant API servers.", list(&o.NetworkPolicies.AllowedCIDRs))
 	fs.Func("network-policy-nameservers", "Comma-separated DNS server addresses allowed on port 53 besides the cluster DNS.", list(&o.NetworkPolicies.Nameservers))
+	fs.Func("network-policy-csi-controller-cidrs", "Comma-separated destinations the CSI controller pods may reach over TCP (default every address).", list(&o.NetworkPolicies.CSIControllerCIDRs))
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -80,7 +86,9 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	f.qps = float32(qps)
 	o.DisableStorageClasses = !*storageClasses
 	o.DisableCSIAccess = !*csiAccess
-	o.EnableAddons = *addons && *csiAccess
+	o.EnableAddons = *nodePlugin
+	o.EnableCSIController = *csiController && *csiAccess
+	o.Addons.Images, o.CSIController.Images = *images, *images
 	o.EnableImageCache = *imageCache
 	o.DisableNetworkPolicies = !*networkPolicies
 	o.NetworkPolicies.DisableDefaults = !*defaultPolicies
@@ -88,6 +96,19 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// csiImageFlags registers the image flags of the KubeVirt CSI driver,
+// shared by the node plugin and the controller.
+func csiImageFlags(fs *flag.FlagSet) *addons.Params {
+	p := &addons.Params{}
+	fs.StringVar(&p.DriverImage, "csi-driver-image", addons.DefaultDriverImage, "Image of the KubeVirt CSI driver (node plugin and controller).")
+	fs.StringVar(&p.RegistrarImage, "csi-node-driver-registrar-image", addons.DefaultRegistrarImage, "Image of the CSI node-driver-registrar (node plugin).")
+	fs.StringVar(&p.LivenessProbeImage, "csi-livenessprobe-image", addons.DefaultLivenessProbeImage, "Image of the CSI liveness probe (node plugin and controller).")
+	fs.StringVar(&p.ProvisionerImage, "csi-provisioner-image", addons.DefaultProvisionerImage, "Image of the CSI external-provisioner (controller).")
+	fs.StringVar(&p.AttacherImage, "csi-attacher-image", addons.DefaultAttacherImage, "Image of the CSI external-attacher (controller).")
+	fs.StringVar(&p.ResizerImage, "csi-resizer-image", addons.DefaultResizerImage, "Image of the CSI external-resizer (controller).")
+	return p
 }
 
 // list returns a flag.Func that sets *dst to a comma-separated list.

@@ -7,7 +7,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -32,7 +34,7 @@ func TestParseFlags(t *testing.T) {
 				o.StorageClasses.Bus = "virtio"
 				o.StorageClasses.ResyncInterval = 0
 				o.DisableCSIAccess = true
-				o.EnableAddons = false
+				o.EnableCSIController = false
 				o.CSIAccess.ServerURL = "https://infra:6443"
 			},
 		},
@@ -54,6 +56,29 @@ func TestParseFlags(t *testing.T) {
 			},
 		},
 		{name: "addons off", args: []string{"--addons=false"}, want: func(o *infracontroller.Options) { o.EnableAddons = false }},
+		{name: "CSI controller off", args: []string{"--csi-controller=false"}, want: func(o *infracontroller.Options) { o.EnableCSIController = false }},
+		{
+			name: "CSI images",
+			args: []string{
+				"--csi-driver-image=r/d:1", "--csi-node-driver-registrar-image=r/n:1", "--csi-livenessprobe-image=r/l:1",
+				"--csi-provisioner-image=r/p:1", "--csi-attacher-image=r/a:1", "--csi-resizer-image=r/r:1",
+			},
+			want: func(o *infracontroller.Options) {
+				images := addons.Params{
+					DriverImage: "r/d:1", RegistrarImage: "r/n:1", LivenessProbeImage: "r/l:1",
+					ProvisionerImage: "r/p:1", AttacherImage: "r/a:1", ResizerImage: "r/r:1",
+				}
+				o.Addons.Images, o.CSIController.Images = images, images
+			},
+		},
+		{
+			name: "CSI controller policy destinations",
+			args: []string{"--network-policy-csi-controller-cidrs=10.0.0.1/32,203.0.113.0/24"},
+			want: func(o *infracontroller.Options) {
+				o.NetworkPolicies.CSIControllerCIDRs = []string{"10.0.0.1/32", "203.0.113.0/24"}
+			},
+		},
+		{name: "an invalid CSI controller CIDR is refused", args: []string{"--network-policy-csi-controller-cidrs=10.0.0.1"}, wantErr: true},
 		{name: "addons resync", args: []string{"--addons-resync=1m"}, want: func(o *infracontroller.Options) { o.Addons.ResyncInterval = time.Minute }},
 		{name: "tenant clusters off", args: []string{"--tenant-clusters=false"}, want: func(o *infracontroller.Options) { o.EnableTenantClusters = false }},
 		{name: "network policies off", args: []string{"--network-policies=false"}, want: func(o *infracontroller.Options) { o.DisableNetworkPolicies = true }},
@@ -79,8 +104,16 @@ func TestParseFlags(t *testing.T) {
 			want.EnableImageCache = true
 			want.ImageCache.GracePeriod = time.Hour
 			want.EnableTenantClusters = true
+			want.TenantCleanupTimeout = tenantcluster.DefaultTenantCleanupTimeout
 			want.EnableAddons = true
 			want.Addons.ResyncInterval = 10 * time.Minute
+			want.EnableCSIController = true
+			defaultImages := addons.Params{
+				DriverImage: addons.DefaultDriverImage, RegistrarImage: addons.DefaultRegistrarImage,
+				LivenessProbeImage: addons.DefaultLivenessProbeImage, ProvisionerImage: addons.DefaultProvisionerImage,
+				AttacherImage: addons.DefaultAttacherImage, ResizerImage: addons.DefaultResizerImage,
+			}
+			want.Addons.Images, want.CSIController.Images = defaultImages, defaultImages
 			tc.want(&want)
 			if diff := cmp.Diff(want, f.options, cmp.AllowUnexported(infracontroller.Options{})); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)

@@ -1,7 +1,9 @@
 package infracontroller_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -10,12 +12,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	addonsctrl "github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 )
@@ -24,12 +28,17 @@ func TestAddons(t *testing.T) {
 	infra := envtest.Start(t, envtest.WithCRDFiles())
 	tenantEnv := envtest.Start(t, envtest.WithCRDFiles())
 	ctx, ic, tc := t.Context(), infra.Client, tenantEnv.Client
+	// What an earlier release left in the tenant cluster: the infra
+	// kubeconfig Secret (ours, to be deleted) and a Secret of someone else
+	// in the same namespace (to be left alone).
+	legacy := createLegacySecrets(t, tc)
 	o := infracontroller.DefaultOptions()
 	o.Flavors = flavorsOff()
 	o.DisableStorageClasses, o.DisableNetworkPolicies = true, true
 	o.EnableAddons = true
-	o.Addons.ResyncInterval = 500 * time.Millisecond
-	startController(t, infra.Config, o, nil, -1)
+	// No resync: hand edits are taken back through the tenant watch.
+	o.Addons.ResyncInterval = 0
+	r := startController(t, infra.Config, o, nil, -1)
 	createTenant(t, ic, "cluster-a", tenantEnv.KubeconfigBytes)
 	eventually(t, wait, func() error {
 		return ic.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: csiaccess.TokenSecretName}, &corev1.Secret{})
@@ -40,29 +49,52 @@ func TestAddons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Run("the manifests are applied with the driver's infra kubeconfig", func(t *testing.T) {
+	t.Run("the manifests are applied", func(t *testing.T) {
 		eventually(t, wait, func() error {
 			for _, obj := range want {
 				if _, err := get(ctx, tc, obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName()); err != nil {
 					return err
 				}
 			}
-			var infraSecret, tenantSecret corev1.Secret
-			if err := ic.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: csiaccess.KubeconfigSecretName}, &infraSecret); err != nil {
-				return err
-			}
-			if err := tc.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "kubevirt-csi-driver", Name: "infra-cluster-credentials"}, &tenantSecret); err != nil {
-				return err
-			}
-			if diff := cmp.Diff(infraSecret.Data[csiaccess.KubeconfigKey], tenantSecret.Data["kubeconfig"]); diff != "" {
-				return fmt.Errorf("tenant copy of the infra kubeconfig (-want +got):\n%s", diff)
-			}
 			return nil
 		})
 	})
+	t.Run("the tenant cluster holds no infra credentials", func(t *testing.T) {
+		var infraSecret corev1.Secret
+		eventually(t, wait, func() error {
+			return ic.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: csiaccess.KubeconfigSecretName}, &infraSecret)
+		})
+		eventually(t, wait, func() error {
+			err := tc.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(legacy), &corev1.Secret{})
+			switch {
+			case apierrors.IsNotFound(err):
+				return nil
+			case err != nil:
+				return err
+			}
+			return errors.New("the earlier release's infra Secret is still there")
+		})
+		var secrets corev1.SecretList
+		if err := tc.List(ctx, &secrets); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range secrets.Items {
+			names = append(names, s.Namespace+"/"+s.Name)
+			for key, value := range s.Data {
+				if bytes.Equal(value, infraSecret.Data[csiaccess.KubeconfigKey]) {
+					t.Errorf("tenant Secret %s/%s key %s holds the infra kubeconfig", s.Namespace, s.Name, key)
+				}
+			}
+		}
+		if diff := cmp.Diff([]string{"kubevirt-csi-driver/someone-elses"}, names); diff != "" {
+			t.Errorf("tenant Secrets (-want +got):\n%s", diff)
+		}
+	})
 	t.Run("re-applying unchanged manifests writes nothing", func(t *testing.T) {
 		before := resourceVersions(ctx, t, tc, want)
-		time.Sleep(3 * o.Addons.ResyncInterval)
+		// Our own applies are seen by the watch; they must not feed a loop.
+		time.Sleep(2 * time.Second)
 		if diff := cmp.Diff(before, resourceVersions(ctx, t, tc, want)); diff != "" {
 			t.Errorf("resource versions changed on re-apply (-before +after):\n%s", diff)
 		}
@@ -90,6 +122,20 @@ func TestAddons(t *testing.T) {
 			return tc.Get(ctx, ctrlruntimeclient.ObjectKey{Name: "csi.kubevirt.io"}, &storagev1.CSIDriver{})
 		})
 	})
+	t.Run("the watch stops with the kubeconfig Secret", func(t *testing.T) {
+		if n := r.controllers.Addons.RunningWatches(); n != 1 {
+			t.Fatalf("running watches = %d, want 1", n)
+		}
+		if err := ic.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-a", Name: "tenant-kubeconfig"}}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, wait, func() error {
+			if n := r.controllers.Addons.RunningWatches(); n != 0 {
+				return fmt.Errorf("running watches = %d, want 0", n)
+			}
+			return nil
+		})
+	})
 }
 
 // resourceVersions returns kind/namespace/name → resourceVersion of the
@@ -105,4 +151,29 @@ func resourceVersions(ctx context.Context, t *testing.T, c ctrlruntimeclient.Cli
 		out[obj.GetKind()+"/"+obj.GetNamespace()+"/"+obj.GetName()] = got.GetResourceVersion()
 	}
 	return out
+}
+
+// createLegacySecrets creates, in the tenant cluster's driver namespace,
+// the infra kubeconfig Secret of an earlier release (returned) and a
+// foreign Secret.
+func createLegacySecrets(t *testing.T, c ctrlruntimeclient.Client) *corev1.Secret {
+	t.Helper()
+	ctx := t.Context()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kubevirt-csi-driver"}}); err != nil {
+		t.Fatal(err)
+	}
+	legacy := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kubevirt-csi-driver", Name: addonsctrl.LegacyInfraSecretName, Labels: withManaged(nil)},
+		Data:       map[string][]byte{"kubeconfig": []byte("old infra kubeconfig")},
+	}
+	foreign := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kubevirt-csi-driver", Name: "someone-elses"},
+		Data:       map[string][]byte{"key": []byte("value")},
+	}
+	for _, s := range []*corev1.Secret{legacy, foreign} {
+		if err := c.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return legacy
 }

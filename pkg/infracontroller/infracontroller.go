@@ -1,20 +1,25 @@
 package infracontroller
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	addonsctrl "github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csicontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/imagecache"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/netpol"
@@ -58,13 +63,26 @@ type Options struct {
 	// EnableTenantClusters turns the TenantCluster controller on. It needs
 	// the TenantCluster CRD (charts/infra-controller/crds).
 	EnableTenantClusters bool
-	// EnableAddons turns the addons controller on: the manifests of addons/
-	// are applied to every tenant cluster with a kubeconfig Secret. It
-	// needs the CSI access objects (DisableCSIAccess false).
+	// TenantCleanupTimeout is how long the deletion of a TenantCluster
+	// retries a tenant cluster that fails before it leaves the objects
+	// there; tenantcluster.DefaultTenantCleanupTimeout when 0.
+	TenantCleanupTimeout time.Duration
+	// EnableAddons turns the addons controller on: the tenant-cluster side
+	// of the KubeVirt CSI driver (addons/kubevirt-csi, the node plugin) is
+	// applied to every tenant cluster with a kubeconfig Secret.
 	EnableAddons bool
 	// Addons configures the addons controller; its Secret name and key
 	// default to the storage-class controller's.
 	Addons addonsctrl.Options
+	// EnableCSIController turns the CSI controller controller on: the
+	// controller side of the KubeVirt CSI driver
+	// (addons/kubevirt-csi-controller) runs in every tenant namespace with
+	// a tenant kubeconfig Secret. It needs the CSI access objects
+	// (DisableCSIAccess false), whose kubeconfig it uses.
+	EnableCSIController bool
+	// CSIController configures the CSI controller controller; its Secret
+	// name and key default to the storage-class controller's.
+	CSIController csicontroller.Options
 }
 
 // DefaultOptions returns the options of a plain Kubermatic layout with
@@ -93,7 +111,8 @@ func (o Options) tenants() tenant.Matcher {
 // the cache holds only the tenant kubeconfig Secrets, not every Secret of
 // the infra cluster, only our ServiceAccounts, Roles and RoleBindings, only
 // the image-cache ConfigMaps, only cache DataVolumes and only our
-// NetworkAttachmentDefinitions and NetworkPolicies.
+// NetworkAttachmentDefinitions, NetworkPolicies and CSI controller
+// Deployments.
 func CacheOptions(o Options) cache.Options {
 	ours := cache.ByObject{Label: csiaccess.Managed()}
 	byObject := map[ctrlruntimeclient.Object]cache.ByObject{
@@ -112,6 +131,9 @@ func CacheOptions(o Options) cache.Options {
 	}
 	if !o.DisableNetworkPolicies {
 		maps.Copy(byObject, netpol.CacheByObject())
+	}
+	if o.EnableCSIController {
+		maps.Copy(byObject, csicontroller.CacheByObject())
 	}
 	return cache.Options{ByObject: byObject}
 }
@@ -137,6 +159,9 @@ type Controllers struct {
 	TenantClusters *tenantcluster.Reconciler
 	// Addons applies the addons to tenant clusters; nil when disabled.
 	Addons *addonsctrl.Reconciler
+	// CSIController keeps the CSI controller Deployments; nil when
+	// disabled.
+	CSIController *csicontroller.Reconciler
 }
 
 // Setup registers the controllers with mgr. All reads go through the
@@ -182,6 +207,9 @@ func Setup(mgr ctrl.Manager, o Options) (*Controllers, error) {
 	if err := setupAddons(mgr, o, tenants, c); err != nil {
 		return nil, err
 	}
+	if err := setupCSIController(mgr, o, tenants, c); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -190,9 +218,6 @@ func setupAddons(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Control
 	if !o.EnableAddons {
 		return nil
 	}
-	if o.DisableCSIAccess {
-		return errors.New("the addons need the CSI access objects: do not disable CSI access")
-	}
 	ao := o.Addons
 	if ao.SecretName == "" {
 		ao.SecretName = o.StorageClasses.SecretNameOrDefault()
@@ -200,8 +225,24 @@ func setupAddons(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Control
 	if ao.SecretKey == "" {
 		ao.SecretKey = o.StorageClasses.SecretKeyOrDefault()
 	}
-	c.Addons = &addonsctrl.Reconciler{Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Tenants: tenants, Options: ao}
+	c.Addons = &addonsctrl.Reconciler{Reader: mgr.GetCache(), Tenants: tenants, Options: ao}
 	return c.Addons.SetupWithManager(mgr)
+}
+
+// setupCSIController registers the CSI controller controller when o
+// switches it on.
+func setupCSIController(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Controllers) error {
+	if !o.EnableCSIController {
+		return nil
+	}
+	if o.DisableCSIAccess {
+		return errors.New("the CSI controller needs the CSI access objects: do not disable CSI access")
+	}
+	co := o.CSIController
+	co.SecretName = cmp.Or(co.SecretName, o.StorageClasses.SecretNameOrDefault())
+	co.SecretKey = cmp.Or(co.SecretKey, o.StorageClasses.SecretKeyOrDefault())
+	c.CSIController = &csicontroller.Reconciler{Reader: mgr.GetCache(), Writer: mgr.GetClient(), Tenants: tenants, Options: co}
+	return c.CSIController.SetupWithManager(mgr)
 }
 
 // setupTenantClusters registers the TenantCluster controller when o
@@ -219,6 +260,12 @@ func setupTenantClusters(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c 
 		Tenants:             tenants,
 		KubeconfigSecret:    o.StorageClasses.SecretNameOrDefault(),
 		KubeconfigSecretKey: o.StorageClasses.SecretKeyOrDefault(),
+		Tenant: &tenantcluster.TenantObjects{
+			Clients: &tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: o.StorageClasses.WrapConfig},
+			Tenants: tenants,
+			Addons:  []string{addons.KubeVirtCSI},
+		},
+		TenantCleanupTimeout: o.TenantCleanupTimeout,
 	}
 	return c.TenantClusters.SetupWithManager(mgr)
 }

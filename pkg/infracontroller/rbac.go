@@ -17,7 +17,10 @@ package infracontroller
 // NetworkPolicies are created, updated and deleted in tenant namespaces from
 // the ConfigMaps that describe them. TenantClusters: their namespaces are
 // created, labelled and deleted, their VirtualMachines deleted first, their
-// kubeconfig Secrets read and copied. The namespace
+// kubeconfig Secrets read and copied, their images, networks and policies
+// written to the ConfigMaps the other controllers read. CSI controller:
+// one Deployment per tenant namespace is applied (server-side apply is a
+// patch) and deleted. The namespace
 // "leader-election" is a placeholder the chart replaces with the namespace
 // of the Lease.
 //
@@ -35,8 +38,9 @@ package infracontroller
 // +kubebuilder:rbac:groups=subresources.kubevirt.io,resources=virtualmachines/addvolume;virtualmachines/removevolume;virtualmachineinstances/addvolume;virtualmachineinstances/removevolume,verbs=update
 // +kubebuilder:rbac:groups=snapshot.storage.k8s.io,resources=volumesnapshots,verbs=get;create;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=k8s.cni.cncf.io,resources=network-attachment-definitions,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=leader-election

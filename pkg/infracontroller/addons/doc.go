@@ -1,8 +1,12 @@
-// Package addons applies the manifests of the repository's addons/
-// directory (the tenant-cluster side of the KubeVirt CSI driver) to every
-// tenant cluster whose kubeconfig Secret is in its tenant namespace, with
-// server-side apply under field manager "infra-controller". Applying
-// unchanged manifests writes nothing; a field edited by hand is taken back
-// at the next reconcile (the Secrets' events, or the resync interval, since
-// tenant clusters are not watched).
+// Package addons applies the tenant-cluster side of the KubeVirt CSI driver
+// (the manifests of the repository's addons/kubevirt-csi directory: the
+// node plugin, which needs no infra access) to every tenant cluster whose
+// kubeconfig Secret is in its tenant namespace, with server-side apply
+// under field manager "infra-controller". Applying unchanged manifests
+// writes nothing. The applied objects of every tenant cluster are watched
+// (package tenant's Watches, our label only), so a field edited by hand or
+// a deleted object is taken back within seconds; the resync interval is a
+// safety net. The infra kubeconfig Secret earlier releases
+// put into tenant clusters is deleted. Apply is shared with the CSI
+// controller's reconciler (package csicontroller).
 package addons

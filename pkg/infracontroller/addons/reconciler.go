@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -21,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
@@ -31,9 +31,13 @@ const ControllerName = "addons"
 // FieldManager is the field manager of every applied object.
 const FieldManager = "infra-controller"
 
-// waitForAccess is how long a tenant waits for the csiaccess controller to
-// write the driver's kubeconfig.
-const waitForAccess = 5 * time.Second
+// LegacyInfraSecretName is the Secret with the driver's infra kubeconfig
+// that earlier releases put into the tenant cluster's namespace
+// kubevirt-csi-driver; it is deleted when it carries our label.
+const LegacyInfraSecretName = "infra-cluster-credentials"
+
+// driverNamespace is the namespace of the node plugin in tenant clusters.
+const driverNamespace = "kubevirt-csi-driver"
 
 // Options configures the addons controller.
 type Options struct {
@@ -57,15 +61,13 @@ type Reconciler struct {
 	// Reader reads Namespaces and the tenant kubeconfig Secrets, normally
 	// from the manager's cache.
 	Reader ctrlruntimeclient.Reader
-	// APIReader reads the CSI driver's kubeconfig Secrets, which the cache
-	// does not hold.
-	APIReader ctrlruntimeclient.Reader
 	// Tenants recognises tenant namespaces.
 	Tenants tenant.Matcher
 	// Options configures the controller.
 	Options Options
 
 	clients tenant.Clients
+	watches tenant.Watches
 }
 
 // SetupWithManager registers the controller for tenant Namespaces and
@@ -78,12 +80,21 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return errors.New("the addons controller needs the tenant kubeconfig Secret's name and key")
 	}
 	r.clients = tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: r.Options.WrapConfig}
+	kinds, err := watchedKinds(addons.KubeVirtCSI)
+	if err != nil {
+		return err
+	}
+	r.watches.Scheme, r.watches.Kinds, r.watches.Wrap = clientgoscheme.Scheme, kinds, r.Options.WrapConfig
+	if err := mgr.Add(&r.watches); err != nil {
+		return fmt.Errorf("failed to add the tenant watches of the %s controller: %w", ControllerName, err)
+	}
 	secretName := r.Options.SecretName
-	err := ctrl.NewControllerManagedBy(mgr).
+	err = ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
 		Watches(&corev1.Secret{}, r.Tenants.EnqueueOwnNamespace(), builder.WithPredicates(
 			predicate.NewPredicateFuncs(func(obj ctrlruntimeclient.Object) bool { return obj.GetName() == secretName }))).
+		WatchesRawSource(r.watches.Source()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(r)
 	if err != nil {
@@ -97,7 +108,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	namespace, live, err := r.Tenants.Live(ctx, r.Reader, req)
 	if err != nil || !live {
 		if err == nil {
-			r.clients.Forget(req.Name)
+			r.forget(req.Name)
 		}
 		return reconcile.Result{}, err
 	}
@@ -105,30 +116,69 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil || kubeconfig == nil {
 		if kubeconfig == nil && err == nil {
 			log.FromContext(ctx).V(1).Info("no tenant kubeconfig; skipping addons", "secret", r.Options.SecretName)
-			r.clients.Forget(namespace)
 		}
+		r.forget(namespace)
 		return reconcile.Result{}, err
-	}
-	infraKubeconfig, err := secretData(ctx, r.APIReader, namespace, csiaccess.KubeconfigSecretName, csiaccess.KubeconfigKey)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if infraKubeconfig == nil {
-		log.FromContext(ctx).V(1).Info("no CSI driver kubeconfig yet", "secret", csiaccess.KubeconfigSecretName)
-		return reconcile.Result{RequeueAfter: waitForAccess}, nil
 	}
 	c, err := r.clients.Get(namespace, kubeconfig)
 	if err != nil {
+		r.watches.Stop(namespace)
+		return reconcile.Result{}, err
+	}
+	// Cheap when the kubeconfig is unchanged; the watch starts in the
+	// background and never blocks this reconcile.
+	if err := r.watches.Ensure(namespace, kubeconfig); err != nil {
 		return reconcile.Result{}, err
 	}
 	p := r.Options.Images
 	p.ClusterID = strings.TrimPrefix(namespace, r.Tenants.Prefix)
 	p.InfraNamespace = namespace
-	p.InfraKubeconfig = infraKubeconfig
 	if err := Apply(ctx, c, addons.KubeVirtCSI, p); err != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to apply the addons to the tenant cluster of %s: %w", namespace, err)
 	}
+	if err := deleteLegacySecret(ctx, c); err != nil {
+		return reconcile.Result{}, fmt.Errorf("failed to clean up the tenant cluster of %s: %w", namespace, err)
+	}
 	return reconcile.Result{RequeueAfter: max(r.Options.ResyncInterval, 0)}, nil
+}
+
+// RunningWatches returns the number of tenant clusters being watched.
+func (r *Reconciler) RunningWatches() int {
+	return r.watches.Running()
+}
+
+// forget drops the client and the watch of a namespace.
+func (r *Reconciler) forget(namespace string) {
+	r.clients.Forget(namespace)
+	r.watches.Stop(namespace)
+}
+
+// watchedKinds returns one typed object per kind the addon dir renders,
+// the kinds whose hand edits in tenant clusters the controller watches.
+func watchedKinds(dir string) ([]ctrlruntimeclient.Object, error) {
+	objs, err := addons.Render(dir, addons.Params{ClusterID: "kinds", InfraNamespace: "kinds"})
+	if err != nil {
+		return nil, err
+	}
+	seen := map[schema.GroupVersionKind]bool{}
+	var kinds []ctrlruntimeclient.Object
+	for _, obj := range objs {
+		gvk := obj.GroupVersionKind()
+		if seen[gvk] {
+			continue
+		}
+		seen[gvk] = true
+		typed, err := clientgoscheme.Scheme.New(gvk)
+		if err != nil {
+			return nil, fmt.Errorf("failed to watch the addon kind %s: %w", gvk, err)
+		}
+		kind, ok := typed.(ctrlruntimeclient.Object)
+		if !ok {
+			return nil, fmt.Errorf("the addon kind %s is not an object", gvk)
+		}
+		kinds = append(kinds, kind)
+	}
+	return kinds, nil
 }
 
 // Apply renders the addon dir with p and applies every object to c with
@@ -143,6 +193,28 @@ func Apply(ctx context.Context, c ctrlruntimeclient.Client, dir string, p addons
 		if err := c.Apply(ctx, ac, ctrlruntimeclient.FieldOwner(FieldManager), ctrlruntimeclient.ForceOwnership); err != nil {
 			return fmt.Errorf("failed to apply %s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
+	}
+	return nil
+}
+
+// deleteLegacySecret deletes the infra kubeconfig Secret that earlier
+// releases put into the tenant cluster, when it is ours.
+func deleteLegacySecret(ctx context.Context, c ctrlruntimeclient.Client) error {
+	var secret corev1.Secret
+	err := c.Get(ctx, types.NamespacedName{Namespace: driverNamespace, Name: LegacyInfraSecretName}, &secret)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("failed to get Secret %s/%s: %w", driverNamespace, LegacyInfraSecretName, err)
+	}
+	if !tenant.IsManaged(&secret) {
+		return nil
+	}
+	log.FromContext(ctx).Info("deleting the infra credentials an earlier release put into the tenant cluster", "secret", LegacyInfraSecretName)
+	err = c.Delete(ctx, &secret, ctrlruntimeclient.Preconditions{UID: &secret.UID})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("failed to delete Secret %s/%s: %w", driverNamespace, LegacyInfraSecretName, err)
 	}
 	return nil
 }

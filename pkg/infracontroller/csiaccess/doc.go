@@ -4,7 +4,10 @@
 // there (hot-plugging DataVolumes into the tenant's VMs), a RoleBinding, a
 // long-lived token Secret for the ServiceAccount and, once the token
 // controller has filled that Secret, Secret kubevirt-csi-kubeconfig with a
-// kubeconfig for the driver.
+// kubeconfig for the driver. The driver's controller, which runs in the
+// tenant namespace (package csicontroller), mounts that kubeconfig and runs
+// as the ServiceAccount; the tenant cluster itself gets no infra
+// credentials.
 //
 // Every object carries the managed-by label of package tenant; objects
 // without it are not seen (the caches select on the label) and never

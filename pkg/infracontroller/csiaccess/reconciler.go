@@ -26,8 +26,9 @@ const ControllerName = "csi-access"
 // Options configures the controller.
 type Options struct {
 	// ServerURL is the infra API server address written into the driver's
-	// kubeconfig; the manager's own address when empty. Set it when the
-	// tenant's CSI driver reaches the infra cluster by another address.
+	// kubeconfig; the manager's own address when empty. Set it when pods
+	// in tenant namespaces reach the infra API server by another address
+	// (for example when the manager runs outside the infra cluster).
 	ServerURL string
 }
 

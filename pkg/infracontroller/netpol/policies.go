@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
@@ -40,6 +41,9 @@ const (
 	// ImporterPolicyName is the default policy letting CDI importers
 	// reach in-cluster image servers (pods labelled app=image-repo).
 	ImporterPolicyName = "allow-kubevirt-importer"
+	// CSIControllerPolicyName is the default policy letting the tenant's
+	// CSI controller pods reach the infra and tenant API servers.
+	CSIControllerPolicyName = "allow-kubevirt-csi-controller"
 )
 
 // DefaultPrivateCIDRs are the ranges the Internet egress rule excludes:
@@ -62,12 +66,16 @@ type Options struct {
 	// Nameservers are DNS server addresses allowed on port 53, besides
 	// the cluster DNS (pods k8s-app=kube-dns in kube-system).
 	Nameservers []string
+	// CSIControllerCIDRs are the destinations the CSI controller pods may
+	// reach over TCP (the infra and tenant API servers); every address
+	// when empty.
+	CSIControllerCIDRs []string
 }
 
 // Validate checks the addresses of o.
 func (o Options) Validate() error {
 	var bad []string
-	for _, cidr := range slices.Concat(o.PrivateCIDRs, o.AllowedCIDRs) {
+	for _, cidr := range slices.Concat(o.PrivateCIDRs, o.AllowedCIDRs, o.CSIControllerCIDRs) {
 		if _, _, err := net.ParseCIDR(cidr); err != nil {
 			bad = append(bad, cidr)
 		}
@@ -92,6 +100,7 @@ func (o Options) Defaults(namespace string) []networkingv1.NetworkPolicy {
 	return []networkingv1.NetworkPolicy{
 		policy(namespace, IsolationPolicyName, LabelDefault, o.isolation()),
 		policy(namespace, ImporterPolicyName, LabelDefault, importer()),
+		policy(namespace, CSIControllerPolicyName, LabelDefault, o.csiController()),
 	}
 }
 
@@ -140,6 +149,46 @@ func importer() networkingv1.NetworkPolicySpec {
 			NamespaceSelector: &metav1.LabelSelector{},
 			PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "image-repo"}},
 		}}}},
+	}
+}
+
+// csiController lets the CSI controller pods open TCP connections to
+// CSIControllerCIDRs (every address by default): they talk to the infra
+// API server, which is a private address seen from a pod and so excluded
+// by the isolation policy, and to the tenant cluster's API server,
+// wherever its kubeconfig points. Policies add up, so their ingress stays
+// isolated and their DNS stays allowed by the isolation policy.
+//
+// The pods are picked by the labels of their template, which the
+// infra-controller owns and takes back when edited. VM pods carry
+// labels a tenant chooses (the Machine's), so pods with the label keys
+// KubeVirt's virt-launcher and CDI's worker pods always carry are left
+// out: a tenant cannot widen its VMs' egress by copying the labels.
+func (o Options) csiController() networkingv1.NetworkPolicySpec {
+	cidrs := o.CSIControllerCIDRs
+	if len(cidrs) == 0 {
+		cidrs = []string{"0.0.0.0/0", "::/0"}
+	}
+	var to []networkingv1.NetworkPolicyPeer
+	for _, cidr := range cidrs {
+		to = append(to, ipBlock(cidr))
+	}
+	return networkingv1.NetworkPolicySpec{
+		PodSelector: metav1.LabelSelector{
+			MatchLabels: map[string]string{
+				addons.ControllerPodLabel: addons.ControllerName,
+				tenant.ManagedByLabel:     tenant.ManagedByValue,
+			},
+			MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "kubevirt.io", Operator: metav1.LabelSelectorOpDoesNotExist},
+				{Key: "cdi.kubevirt.io", Operator: metav1.LabelSelectorOpDoesNotExist},
+			},
+		},
+		PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},
+		Egress: []networkingv1.NetworkPolicyEgressRule{{
+			To:    to,
+			Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP)}},
+		}},
 	}
 }
 

@@ -1,6 +1,9 @@
 package netpol
 
 import (
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -8,7 +11,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
 // wantIsolation is the isolation policy with one nameserver and one
@@ -42,7 +50,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := o.Defaults("cluster-a")
-	if len(got) != 2 || got[0].Name != IsolationPolicyName || got[1].Name != ImporterPolicyName {
+	if len(got) != 3 || got[0].Name != IsolationPolicyName || got[1].Name != ImporterPolicyName || got[2].Name != CSIControllerPolicyName {
 		t.Fatalf("unexpected default policies %v", got)
 	}
 	if diff := cmp.Diff(want, got[0].Spec); diff != "" {
@@ -56,9 +64,82 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+// wantCSIController is the CSI controller policy, written out by hand;
+// %s is replaced by the destinations.
+const wantCSIController = `
+podSelector:
+  matchLabels: {app.kubernetes.io/name: kubevirt-csi-controller, kkp-kubevirt.io/managed-by: infra-controller}
+  matchExpressions:
+  - {key: kubevirt.io, operator: DoesNotExist}
+  - {key: cdi.kubevirt.io, operator: DoesNotExist}
+policyTypes: [Egress]
+egress:
+- to: %s
+  ports: [{protocol: TCP}]
+`
+
+func TestCSIControllerPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cidrs []string
+		to    string
+	}{
+		{name: "every address by default", to: `[{ipBlock: {cidr: 0.0.0.0/0}}, {ipBlock: {cidr: "::/0"}}]`},
+		{name: "narrowed", cidrs: []string{"10.0.0.1/32", "203.0.113.0/24"}, to: `[{ipBlock: {cidr: 10.0.0.1/32}}, {ipBlock: {cidr: 203.0.113.0/24}}]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var want networkingv1.NetworkPolicySpec
+			if err := yaml.UnmarshalStrict([]byte(fmt.Sprintf(wantCSIController, tc.to)), &want); err != nil {
+				t.Fatal(err)
+			}
+			got := Options{CSIControllerCIDRs: tc.cidrs}.Defaults("cluster-a")
+			i := slices.IndexFunc(got, func(p networkingv1.NetworkPolicy) bool { return p.Name == CSIControllerPolicyName })
+			if i < 0 {
+				t.Fatal("no CSI controller policy")
+			}
+			if diff := cmp.Diff(want, got[i].Spec); diff != "" {
+				t.Errorf("CSI controller policy (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCSIControllerPolicySelects checks the policy against pod labels: the
+// CSI controller's pods, and VM or CDI pods whose tenant copied its labels.
+func TestCSIControllerPolicySelects(t *testing.T) {
+	spec := Options{}.csiController()
+	selector, err := metav1.LabelSelectorAsSelector(&spec.PodSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := map[string]string{addons.ControllerPodLabel: addons.ControllerName, tenant.ManagedByLabel: tenant.ManagedByValue}
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		want   bool
+	}{
+		{name: "the CSI controller", labels: ours, want: true},
+		{name: "a VM pod with copied labels", labels: withLabel(ours, "kubevirt.io", "virt-launcher")},
+		{name: "a CDI importer with copied labels", labels: withLabel(ours, "cdi.kubevirt.io", "importer")},
+		{name: "a pod without our label", labels: map[string]string{addons.ControllerPodLabel: addons.ControllerName}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := selector.Matches(labels.Set(tc.labels)); got != tc.want {
+				t.Errorf("selected = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
+
+func withLabel(in map[string]string, key, value string) map[string]string {
+	out := maps.Clone(in)
+	out[key] = value
+	return out
+}
+
 func TestValidate(t *testing.T) {
-	err := Options{PrivateCIDRs: []string{"10.0.0.0/33"}, Nameservers: []string{"dns.example.com"}}.Validate()
-	if err == nil || !strings.Contains(err.Error(), "10.0.0.0/33, dns.example.com") {
+	err := Options{PrivateCIDRs: []string{"10.0.0.0/33"}, CSIControllerCIDRs: []string{"any"}, Nameservers: []string{"dns.example.com"}}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "10.0.0.0/33, any, dns.example.com") {
 		t.Errorf("got %v, want both bad addresses reported", err)
 	}
 }

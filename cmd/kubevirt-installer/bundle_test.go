@@ -25,7 +25,7 @@ import (
 
 // pullMirrorFlag points the pinned references at the upstream test registry.
 func pullMirrorFlag(reg *registrytest.Registry) string {
-	return "--pull-mirror=quay.io=" + reg.Host + "/quay.io,docker.io=" + reg.Host + "/docker.io,ghcr.io=" + reg.Host + "/ghcr.io"
+	return "--pull-mirror=quay.io=" + reg.Host + "/quay.io,docker.io=" + reg.Host + "/docker.io,ghcr.io=" + reg.Host + "/ghcr.io,registry.k8s.io=" + reg.Host + "/registry.k8s.io"
 }
 
 // serveUpstream serves a small random image for every pinned image.
@@ -55,7 +55,7 @@ func TestOfflineBundle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, want := range []string{fmt.Sprintf("pulling %d images\n", n), fmt.Sprintf("image %d/%d quay.io/kubevirt/virt-synchronization-controller:v1.9.0", n, n), "aggregate checksum: sha256:"} {
+	for _, want := range []string{fmt.Sprintf("pulling %d images\n", n), fmt.Sprintf("image %d/%d registry.k8s.io/sig-storage/livenessprobe:v2.15.0", n, n), "aggregate checksum: sha256:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("create output lacks %q:\n%s", want, out)
 		}

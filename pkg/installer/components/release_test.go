@@ -24,19 +24,30 @@ type usage struct {
 	images map[string]bool
 	// env maps each *_IMAGE environment variable to its value.
 	env map[string]string
+	// flags are the values of --*-image= container arguments: images a
+	// controller of ours deploys at run time.
+	flags map[string]bool
 }
 
-// scan walks every rendered object and records image fields and *_IMAGE
-// environment variables wherever they are.
+// scan walks every rendered object and records image fields, *_IMAGE
+// environment variables and --*-image= arguments wherever they are.
 func scan(t *testing.T, manifest string) usage {
 	t.Helper()
-	u := usage{images: map[string]bool{}, env: map[string]string{}}
+	u := usage{images: map[string]bool{}, env: map[string]string{}, flags: map[string]bool{}}
 	var walk func(any)
 	walk = func(node any) {
 		switch v := node.(type) {
 		case map[string]any:
 			if img, ok := v["image"].(string); ok {
 				u.images[img] = true
+			}
+			if args, ok := v["args"].([]any); ok {
+				for _, a := range args {
+					arg, _ := a.(string)
+					if flag, ref, ok := strings.Cut(arg, "="); ok && strings.HasPrefix(flag, "--") && strings.HasSuffix(flag, "-image") {
+						u.flags[ref] = true
+					}
+				}
 			}
 			if env, ok := v["env"].([]any); ok {
 				for _, e := range env {
@@ -110,7 +121,7 @@ func TestImageTableCoversTheCharts(t *testing.T) {
 				}
 			}
 			for _, img := range r.Images {
-				used := u.images[img.Ref]
+				used := u.images[img.Ref] || u.flags[img.Ref]
 				for _, env := range img.EnvVars {
 					if u.env[env] != img.Ref {
 						t.Errorf("table entry %s expects %s=%s, chart sets %q", img.Name, env, img.Ref, u.env[env])
@@ -154,6 +165,8 @@ func TestRuntimeImagesOfTheOperators(t *testing.T) {
 		"kubevirt": {"virt-api", "virt-controller", "virt-exportproxy", "virt-exportserver", "virt-handler",
 			"virt-launcher", "virt-synchronization-controller", "libguestfs-tools", "pr-helper", "sidecar-shim"},
 		"cdi": {"cdi-apiserver", "cdi-cloner", "cdi-controller", "cdi-importer", "cdi-uploadproxy", "cdi-uploadserver"},
+		// infra-controller deploys the KubeVirt CSI driver.
+		"infra-controller": {"kubevirt-csi-driver", "csi-node-driver-registrar", "livenessprobe", "csi-provisioner", "csi-attacher", "csi-resizer"},
 	}
 	for _, r := range releases {
 		var got []string

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 )
 
 func TestValidate(t *testing.T) {
@@ -82,5 +84,31 @@ func TestKubeVirtEnvVars(t *testing.T) {
 	op, _ := set.ByEnvVar("VIRT_OPERATOR_IMAGE")
 	if op.RunTime {
 		t.Error("the operator image is marked as deployed at run time")
+	}
+}
+
+// TestKubeVirtCSIMatchesAddons keeps the pinned CSI images equal to the
+// defaults infra-controller deploys when no image is passed.
+func TestKubeVirtCSIMatchesAddons(t *testing.T) {
+	set, err := Pinned("infra-controller", "v0.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, img := range set {
+		if img.RunTime {
+			got[img.ValuesKey] = img.Ref
+		}
+	}
+	want := map[string]string{
+		"csiDriver":              addons.DefaultDriverImage,
+		"csiNodeDriverRegistrar": addons.DefaultRegistrarImage,
+		"csiLivenessProbe":       addons.DefaultLivenessProbeImage,
+		"csiProvisioner":         addons.DefaultProvisionerImage,
+		"csiAttacher":            addons.DefaultAttacherImage,
+		"csiResizer":             addons.DefaultResizerImage,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("run-time images of infra-controller (-addons defaults +table):\n%s", diff)
 	}
 }

@@ -32,7 +32,7 @@ var table = map[key]func() Set{
 	// Our own controllers; the registry path is a placeholder until the
 	// images are published.
 	{component: "infra-controller", version: "v0.1.0"}: func() Set {
-		return Set{{Name: "infra-controller", ValuesKey: "controller", Ref: "ghcr.io/kubevirt-kkp/infra-controller:v0.1.0"}}
+		return append(Set{{Name: "infra-controller", ValuesKey: "controller", Ref: "ghcr.io/kubevirt-kkp/infra-controller:v0.1.0"}}, kubeVirtCSI()...)
 	},
 	{component: "machine-controller", version: "v0.1.0"}: func() Set {
 		return Set{{Name: "machine-controller", ValuesKey: "controller", Ref: "ghcr.io/kubevirt-kkp/machine-controller:v0.1.0"}}
@@ -98,4 +98,19 @@ func CDI(repository, tag string) Set {
 		})
 	}
 	return set
+}
+
+// kubeVirtCSI returns the images of the KubeVirt CSI driver that
+// infra-controller deploys at run time: the node plugin into tenant
+// clusters, the controller into tenant namespaces. They are the defaults of
+// package addons (a test keeps them equal).
+func kubeVirtCSI() Set {
+	return Set{
+		{Name: "kubevirt-csi-driver", ValuesKey: "csiDriver", Ref: "quay.io/kubevirt/kubevirt-csi-driver:v0.4.2", RunTime: true},
+		{Name: "csi-node-driver-registrar", ValuesKey: "csiNodeDriverRegistrar", Ref: "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.13.0", RunTime: true},
+		{Name: "livenessprobe", ValuesKey: "csiLivenessProbe", Ref: "registry.k8s.io/sig-storage/livenessprobe:v2.15.0", RunTime: true},
+		{Name: "csi-provisioner", ValuesKey: "csiProvisioner", Ref: "registry.k8s.io/sig-storage/csi-provisioner:v5.2.0", RunTime: true},
+		{Name: "csi-attacher", ValuesKey: "csiAttacher", Ref: "registry.k8s.io/sig-storage/csi-attacher:v4.8.1", RunTime: true},
+		{Name: "csi-resizer", ValuesKey: "csiResizer", Ref: "registry.k8s.io/sig-storage/csi-resizer:v1.13.2", RunTime: true},
+	}
 }

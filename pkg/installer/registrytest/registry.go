@@ -108,11 +108,11 @@ func (r *Registry) FailUploads(n int) {
 	r.failures = n
 }
 
-// Mirrors returns the pull mirrors that map quay.io, docker.io and ghcr.io
-// to paths of this registry.
+// Mirrors returns the pull mirrors that map quay.io, docker.io, ghcr.io and
+// registry.k8s.io to paths of this registry.
 func (r *Registry) Mirrors() mirror.Mirrors {
 	m := mirror.Mirrors{}
-	for _, host := range []string{"quay.io", "docker.io", "index.docker.io", "ghcr.io"} {
+	for _, host := range []string{"quay.io", "docker.io", "index.docker.io", "ghcr.io", "registry.k8s.io"} {
 		m[host] = mirror.Registry{Host: r.Host, Prefix: host}
 	}
 	// name normalizes docker.io to index.docker.io.

@@ -11,6 +11,10 @@
 // infra-controller applies to every tenant namespace on the infra cluster:
 // the CSI controller Deployment, reaching the infra cluster with the
 // kubeconfig the csiaccess controller keeps and the tenant cluster with
-// the tenant kubeconfig Secret. The tenant StorageClasses are kept by the
-// storage-class controller.
+// the tenant kubeconfig Secret.
+//
+// kubevirt-csi-storageclasses/ holds the tenant cluster's StorageClasses,
+// one per initialized infra class (Params.StorageClasses); the
+// storage-class controller renders it and keeps the result in every tenant
+// cluster.
 package addons

@@ -3,6 +3,7 @@ package addons
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +16,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
-//go:embed kubevirt-csi/*.yaml kubevirt-csi-controller/*.yaml
+//go:embed kubevirt-csi/*.yaml kubevirt-csi-controller/*.yaml kubevirt-csi-storageclasses/*.yaml
 var files embed.FS
 
 // Addon directories.
@@ -27,6 +28,9 @@ const (
 	// the KubeVirt CSI driver: the controller, applied to the tenant
 	// namespace on the infra cluster.
 	KubeVirtCSIController = "kubevirt-csi-controller"
+	// KubeVirtCSIStorageClasses is the directory of the tenant cluster's
+	// StorageClasses, rendered from Params.StorageClasses.
+	KubeVirtCSIStorageClasses = "kubevirt-csi-storageclasses"
 )
 
 // Names and labels of the CSI controller's objects on the infra cluster.
@@ -84,6 +88,25 @@ type Params struct {
 	AttacherImage string
 	// ResizerImage is the image of the CSI external-resizer.
 	ResizerImage string
+	// StorageClasses are the tenant StorageClasses (KubeVirtCSIStorageClasses).
+	StorageClasses []StorageClass
+}
+
+// StorageClass is one tenant StorageClass backed by an infra class.
+type StorageClass struct {
+	// Name is the tenant class's name.
+	Name string
+	// InfraName is the infra class the driver provisions from.
+	InfraName string
+	// Bus is the disk bus the volumes are hot-plugged with.
+	Bus string
+	// Default marks the tenant cluster's default class.
+	Default bool
+	// VolumeBindingMode is Immediate or WaitForFirstConsumer.
+	VolumeBindingMode string
+	// AllowedTopologies restricts the class to zones and regions; nil for
+	// none. It is rendered as JSON.
+	AllowedTopologies any
 }
 
 // Default images. The tags are pinned here and were not pulled by any test
@@ -150,6 +173,7 @@ func Render(dir string, p Params) ([]*unstructured.Unstructured, error) {
 func renderFile(name string, p Params) ([]*unstructured.Unstructured, error) {
 	tpl, err := template.New(path.Base(name)).Option("missingkey=error").Funcs(template.FuncMap{
 		"required": required,
+		"toJSON":   toJSON,
 	}).ParseFS(files, name)
 	if err != nil {
 		return nil, fmt.Errorf("failed to parse manifest %s: %w", name, err)
@@ -176,6 +200,15 @@ func renderFile(name string, p Params) ([]*unstructured.Unstructured, error) {
 		}
 		out = append(out, u)
 	}
+}
+
+// toJSON encodes v as JSON, which is YAML too.
+func toJSON(v any) (string, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("failed to encode %T: %w", v, err)
+	}
+	return string(raw), nil
 }
 
 // required returns value, or an error naming field when value is empty.

@@ -1,6 +1,7 @@
 package addons_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -282,5 +284,55 @@ func fromUnstructured(t *testing.T, u *unstructured.Unstructured, obj any) {
 	t.Helper()
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, obj, true); err != nil {
 		t.Fatalf("%s %s does not convert: %v", u.GetKind(), u.GetName(), err)
+	}
+}
+
+func TestRenderStorageClasses(t *testing.T) {
+	zone := []map[string]any{{"matchLabelExpressions": []map[string]any{{"key": "topology.kubernetes.io/zone", "values": []string{"a", "b"}}}}}
+	for _, tc := range []struct {
+		name    string
+		classes []addons.StorageClass
+		want    []string // name/bus/default/topology per class
+		wantErr string
+	}{
+		{name: "none", want: nil},
+		{
+			name: "one per class, in order",
+			classes: []addons.StorageClass{
+				{Name: "kubevirt-fast", InfraName: "fast", Bus: "scsi", Default: true, VolumeBindingMode: "Immediate"},
+				{Name: "kubevirt-zoned", InfraName: "zoned", Bus: "virtio", VolumeBindingMode: "WaitForFirstConsumer", AllowedTopologies: zone},
+			},
+			want: []string{"kubevirt-fast/fast/scsi/true/0", "kubevirt-zoned/zoned/virtio/false/1"},
+		},
+		{
+			name:    "a missing bus is refused",
+			classes: []addons.StorageClass{{Name: "kubevirt-x", InfraName: "x", VolumeBindingMode: "Immediate"}},
+			wantErr: "bus must be set",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, err := addons.Render(addons.KubeVirtCSIStorageClasses, addons.Params{StorageClasses: tc.classes})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Render error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, obj := range objs {
+				var sc storagev1.StorageClass
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj.Object, &sc, true); err != nil {
+					t.Fatalf("rendered StorageClass %s does not convert strictly: %v", obj.GetName(), err)
+				}
+				got = append(got, fmt.Sprintf("%s/%s/%s/%t/%d", sc.Name, sc.Parameters["infraStorageClassName"], sc.Parameters["bus"],
+					sc.Annotations["storageclass.kubernetes.io/is-default-class"] == "true", len(sc.AllowedTopologies)))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("classes (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -1,14 +1,16 @@
 package storageclass
 
 import (
+	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 )
 
 const (
@@ -39,48 +41,58 @@ const (
 var topologyKeys = map[string]bool{corev1.LabelTopologyZone: true, corev1.LabelTopologyRegion: true}
 
 // Desired returns the tenant StorageClasses for the infra classes: one per
-// class annotated for initialization and not being deleted. bus is the
-// default disk bus (DefaultBus when empty).
-func Desired(infra []storagev1.StorageClass, bus string) []storagev1.StorageClass {
+// class annotated for initialization and not being deleted, rendered from
+// the manifest in addons/kubevirt-csi-storageclasses. bus is the default
+// disk bus (DefaultBus when empty).
+func Desired(infra []storagev1.StorageClass, bus string) ([]storagev1.StorageClass, error) {
 	if bus == "" {
 		bus = DefaultBus
 	}
-	var out []storagev1.StorageClass
+	var params addons.Params
 	for i := range infra {
 		sc := &infra[i]
 		if sc.Annotations[InitializeAnnotation] != "true" || !sc.DeletionTimestamp.IsZero() {
 			continue
 		}
-		out = append(out, tenantClass(sc, bus))
+		params.StorageClasses = append(params.StorageClasses, tenantClass(sc, bus))
 	}
-	return out
+	if len(params.StorageClasses) == 0 {
+		return nil, nil
+	}
+	objs, err := addons.Render(addons.KubeVirtCSIStorageClasses, params)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]storagev1.StorageClass, len(objs))
+	for i, obj := range objs {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj.Object, &out[i], true); err != nil {
+			return nil, fmt.Errorf("failed to convert the rendered StorageClass %s: %w", obj.GetName(), err)
+		}
+		// Typed objects go without TypeMeta, as the client reads them.
+		out[i].TypeMeta = metav1.TypeMeta{}
+	}
+	return out, nil
 }
 
-func tenantClass(infra *storagev1.StorageClass, bus string) storagev1.StorageClass {
+// tenantClass returns the template values of the tenant class of an infra
+// class.
+func tenantClass(infra *storagev1.StorageClass, bus string) addons.StorageClass {
 	if b := infra.Annotations[BusAnnotation]; b != "" {
 		bus = b
 	}
-	reclaim := corev1.PersistentVolumeReclaimDelete
 	binding := storagev1.VolumeBindingImmediate
 	if infra.VolumeBindingMode != nil {
 		binding = *infra.VolumeBindingMode
 	}
-	sc := storagev1.StorageClass{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: NamePrefix + infra.Name,
-			Labels: map[string]string{
-				tenant.ManagedByLabel: tenant.ManagedByValue,
-				InfraClassLabel:       infra.Name,
-			},
-		},
-		Provisioner:       Provisioner,
-		Parameters:        map[string]string{"infraStorageClassName": infra.Name, "bus": bus},
-		ReclaimPolicy:     &reclaim,
-		VolumeBindingMode: &binding,
-		AllowedTopologies: topologies(infra),
+	sc := addons.StorageClass{
+		Name:              NamePrefix + infra.Name,
+		InfraName:         infra.Name,
+		Bus:               bus,
+		Default:           infra.Annotations[DefaultClassAnnotation] == "true",
+		VolumeBindingMode: string(binding),
 	}
-	if infra.Annotations[DefaultClassAnnotation] == "true" {
-		sc.Annotations = map[string]string{DefaultClassAnnotation: "true"}
+	if t := topologies(infra); len(t) > 0 {
+		sc.AllowedTopologies = t
 	}
 	return sc
 }

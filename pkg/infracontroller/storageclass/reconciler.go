@@ -131,7 +131,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.Reader.List(ctx, &infra); err != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to list infra storage classes: %w", err)
 	}
-	if err := syncClasses(ctx, tenantClient, Desired(infra.Items, r.Options.Bus)); err != nil {
+	desired, err := Desired(infra.Items, r.Options.Bus)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := syncClasses(ctx, tenantClient, desired); err != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to sync the storage classes of the tenant cluster of %s: %w", namespace, err)
 	}
 	return reconcile.Result{RequeueAfter: max(r.Options.ResyncInterval, 0)}, nil

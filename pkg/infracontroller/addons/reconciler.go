@@ -112,7 +112,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, err
 	}
-	kubeconfig, err := secretData(ctx, r.Reader, namespace, r.Options.SecretName, r.Options.SecretKey)
+	kubeconfig, err := tenant.SecretData(ctx, r.Reader, namespace, r.Options.SecretName, r.Options.SecretKey)
 	if err != nil || kubeconfig == nil {
 		if kubeconfig == nil && err == nil {
 			log.FromContext(ctx).V(1).Info("no tenant kubeconfig; skipping addons", "secret", r.Options.SecretName)
@@ -217,21 +217,4 @@ func deleteLegacySecret(ctx context.Context, c ctrlruntimeclient.Client) error {
 		return fmt.Errorf("failed to delete Secret %s/%s: %w", driverNamespace, LegacyInfraSecretName, err)
 	}
 	return nil
-}
-
-// secretData returns the value of key in Secret namespace/name, or nil when
-// the Secret does not exist.
-func secretData(ctx context.Context, reader ctrlruntimeclient.Reader, namespace, name, key string) ([]byte, error) {
-	var secret corev1.Secret
-	if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("failed to get Secret %s/%s: %w", namespace, name, err)
-	}
-	data, ok := secret.Data[key]
-	if !ok {
-		return nil, fmt.Errorf("secret %s/%s has no key %q", namespace, name, key)
-	}
-	return data, nil
 }

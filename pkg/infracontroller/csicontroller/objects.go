@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,22 +48,4 @@ func (r *Reconciler) remove(ctx context.Context, namespace string) error {
 		return fmt.Errorf("failed to delete Deployment %s/%s: %w", namespace, addons.ControllerName, err)
 	}
 	return nil
-}
-
-// secretData returns the value of key in Secret namespace/name, or nil when
-// the Secret does not exist. A Secret without the key is an error: the
-// pods could not mount it.
-func secretData(ctx context.Context, reader ctrlruntimeclient.Reader, namespace, name, key string) ([]byte, error) {
-	var secret corev1.Secret
-	if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("failed to get Secret %s/%s: %w", namespace, name, err)
-	}
-	data, ok := secret.Data[key]
-	if !ok || len(data) == 0 {
-		return nil, fmt.Errorf("secret %s/%s has no key %q", namespace, name, key)
-	}
-	return data, nil
 }

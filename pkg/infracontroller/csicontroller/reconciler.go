@@ -135,14 +135,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// A namespace being deleted takes the Deployment with it.
 		return reconcile.Result{}, err
 	}
-	tenantKubeconfig, err := secretData(ctx, r.Reader, namespace, r.Options.SecretName, r.Options.SecretKey)
+	tenantKubeconfig, err := tenant.SecretData(ctx, r.Reader, namespace, r.Options.SecretName, r.Options.SecretKey)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if tenantKubeconfig == nil {
 		return reconcile.Result{}, r.remove(ctx, namespace)
 	}
-	infraKubeconfig, err := secretData(ctx, r.access, namespace, csiaccess.KubeconfigSecretName, csiaccess.KubeconfigKey)
+	infraKubeconfig, err := tenant.SecretData(ctx, r.access, namespace, csiaccess.KubeconfigSecretName, csiaccess.KubeconfigKey)
 	if err != nil {
 		return reconcile.Result{}, err
 	}

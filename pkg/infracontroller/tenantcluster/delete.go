@@ -155,15 +155,7 @@ func (r *Reconciler) cleanTenant(ctx context.Context, tc *infrav1alpha1.TenantCl
 // tenantKubeconfig returns the tenant kubeconfig kept in the namespace, or
 // nil when there is none.
 func (r *Reconciler) tenantKubeconfig(ctx context.Context, namespace string) ([]byte, error) {
-	var secret corev1.Secret
-	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: r.KubeconfigSecret}, &secret)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("failed to get Secret %s/%s: %w", namespace, r.KubeconfigSecret, err)
-	}
-	return secret.Data[r.KubeconfigSecretKey], nil
+	return tenant.SecretData(ctx, r.APIReader, namespace, r.KubeconfigSecret, r.KubeconfigSecretKey)
 }
 
 func (r *Reconciler) cleanupTimeout() time.Duration {

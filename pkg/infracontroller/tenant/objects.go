@@ -62,3 +62,21 @@ func ReadConfigMap(ctx context.Context, r ctrlruntimeclient.Reader, namespace, n
 	}
 	return cm, nil
 }
+
+// SecretData returns the value of key in Secret namespace/name, or nil when
+// the Secret does not exist. A Secret without the key, or with an empty
+// value, is an error naming the key (never the data).
+func SecretData(ctx context.Context, r ctrlruntimeclient.Reader, namespace, name, key string) ([]byte, error) {
+	var secret corev1.Secret
+	if err := r.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: name}, &secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("failed to get Secret %s/%s: %w", namespace, name, err)
+	}
+	data := secret.Data[key]
+	if len(data) == 0 {
+		return nil, fmt.Errorf("secret %s/%s has no key %q", namespace, name, key)
+	}
+	return data, nil
+}

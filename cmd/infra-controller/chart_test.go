@@ -4,6 +4,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/releaseutil"
@@ -87,7 +88,7 @@ func TestChartArgsParse(t *testing.T) {
 					DriverImage: "r/d:1", RegistrarImage: "r/n:1", LivenessProbeImage: "r/l:1",
 					ProvisionerImage: "r/p:1", AttacherImage: "r/a:1", ResizerImage: "r/r:1",
 				}
-				if o.EnableCSIController || o.CSIController.Images != want || o.Addons.Images != want {
+				if o.EnableCSIController || !cmp.Equal(o.CSIController.Images, want) || !cmp.Equal(o.Addons.Images, want) {
 					t.Errorf("CSI controller %t, images %+v and %+v", o.EnableCSIController, o.CSIController.Images, o.Addons.Images)
 				}
 			},

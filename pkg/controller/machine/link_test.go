@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // The infra cache may lag behind the user cluster: a Node whose providerID
@@ -39,6 +41,55 @@ func TestReconcileLinksByProviderIDWithoutAddress(t *testing.T) {
 			}
 			if wantPoll := tc.wantNode == ""; wantPoll != (res.RequeueAfter == pollWatched) {
 				t.Errorf("requeue after %s; want the poll only without Node", res.RequeueAfter)
+			}
+		})
+	}
+}
+
+// The controller gives a Node found by address the providerID of its VM,
+// unless it has one, and the Machine its Node's providerID, once.
+func TestReconcileSetsProviderIDs(t *testing.T) {
+	addr := map[string]corev1.NodeAddressType{"10.0.0.1": corev1.NodeInternalIP}
+	for _, tc := range []struct {
+		name        string
+		nodeID      string
+		machineID   *string
+		wantNode    string
+		wantMachine string
+	}{
+		{name: "a Node without providerID gets the VM's", wantNode: "kubevirt://m-1", wantMachine: "kubevirt://m-1"},
+		{name: "a Node of the old controller keeps its own", nodeID: "kubermatic://kubevirt/uid-1", wantNode: "kubermatic://kubevirt/uid-1", wantMachine: "kubermatic://kubevirt/uid-1"},
+		{name: "a Machine's providerID is not replaced", machineID: ptr.To("set-before"), wantNode: "kubevirt://m-1", wantMachine: "set-before"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newMachine()
+			m.Finalizers = []string{FinalizerDelete, FinalizerNodeDelete}
+			m.Spec.ProviderID = tc.machineID
+			node := &corev1.Node{
+				ObjectMeta: metav1.ObjectMeta{Name: "node-1"},
+				Spec:       corev1.NodeSpec{ProviderID: tc.nodeID},
+				Status:     corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}}},
+			}
+			f := newFixture(t, m, node)
+			f.provider.instances["m-1"] = &fakeInstance{name: "m-1", addresses: addr}
+			for range 2 {
+				if _, err := f.reconcile(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := f.machine()
+			if got.Status.NodeRef == nil {
+				t.Fatal("the Node is not linked")
+			}
+			var gotNode corev1.Node
+			if err := f.client.Get(t.Context(), ctrlruntimeclient.ObjectKey{Name: "node-1"}, &gotNode); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantNode, gotNode.Spec.ProviderID); diff != "" {
+				t.Errorf("Node providerID (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantMachine, ptr.Deref(got.Spec.ProviderID, "")); diff != "" {
+				t.Errorf("Machine spec.providerID (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -116,7 +116,21 @@ func (r *reconciler) linkNode(ctx context.Context, s *scope, inst cloudprovider.
 	if node == nil {
 		return r.waitForJoin(ctx, s)
 	}
-	if err := patchNode(ctx, r.client, node, func(n *corev1.Node) bool { return syncNode(n, s.machine) }); err != nil {
+	providerID := inst.ProviderID()
+	if err := patchNode(ctx, r.client, node, func(n *corev1.Node) bool {
+		changed := syncNode(n, s.machine)
+		// Without a cloud controller manager nobody else sets it; the
+		// KubeVirt CCM and CSI driver expect kubevirt://<vm>. A Node that
+		// has one keeps it: the field is immutable once set.
+		if n.Spec.ProviderID == "" && providerID != "" {
+			n.Spec.ProviderID = providerID
+			changed = true
+		}
+		return changed
+	}); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.setProviderID(ctx, s.machine, node.Spec.ProviderID); err != nil {
 		return reconcile.Result{}, err
 	}
 	s.machine.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", APIVersion: "v1", Name: node.Name, UID: node.UID}
@@ -125,6 +139,20 @@ func (r *reconciler) linkNode(ctx context.Context, s *scope, inst cloudprovider.
 		s.machine.Status.Versions = &clusterv1alpha1.MachineVersionInfo{Kubelet: v}
 	}
 	return reconcile.Result{}, nil
+}
+
+// setProviderID sets the Machine's spec.providerID, once, to its Node's:
+// the cluster autoscaler matches Machines to Nodes by it.
+func (r *reconciler) setProviderID(ctx context.Context, machine *clusterv1alpha1.Machine, providerID string) error {
+	if providerID == "" || machine.Spec.ProviderID != nil {
+		return nil
+	}
+	base := machine.DeepCopy()
+	machine.Spec.ProviderID = &providerID
+	if err := r.client.Patch(ctx, machine, ctrlruntimeclient.MergeFromWithOptions(base, ctrlruntimeclient.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("failed to set spec.providerID of Machine %s/%s: %w", machine.Namespace, machine.Name, err)
+	}
+	return nil
 }
 
 // sortedAddresses turns the instance addresses into a sorted list.

@@ -64,10 +64,10 @@ func TestChartArgsParse(t *testing.T) {
 		},
 		{
 			name:   "kubeconfigs and timeouts",
-			values: map[string]any{"userKubeconfigSecret": "user", "infraKubeconfigSecret": "infra", "infraNamespace": "tenant-a", "joinClusterTimeout": "15m", "qps": 20},
+			values: map[string]any{"userKubeconfigSecret": "user", "infraKubeconfigSecret": "infra", "infraNamespace": "tenant-a", "joinClusterTimeout": "15m", "qps": 20, "controllerName": "kubevirt"},
 			want: map[string]string{
 				"kubeconfig": "/etc/kubevirt-kkp/user/kubeconfig", "infra-kubeconfig": "/etc/kubevirt-kkp/infra/kubeconfig",
-				"infra-namespace": "tenant-a", "join-cluster-timeout": "15m0s", "qps": "20",
+				"infra-namespace": "tenant-a", "join-cluster-timeout": "15m0s", "qps": "20", "name": "kubevirt",
 			},
 		},
 	}

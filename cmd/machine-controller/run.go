@@ -26,6 +26,7 @@ type runFlags struct {
 	workerCount             int
 	drainTimeout            time.Duration
 	joinTimeout             time.Duration
+	name                    string
 	stoppedGrace            time.Duration
 	qps                     float32
 	burst                   int
@@ -71,6 +72,7 @@ namespace's VirtualMachines and VirtualMachineInstances are watched instead of p
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader among replicas")
 	fl.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", "kube-system", "namespace of the leader election lease")
 	fl.BoolVar(&f.debug, "debug", false, "log at debug level")
+	fl.StringVar(&f.name, "name", "", "handle only Machines whose label machine.k8s.io/controller has this value (\"\": Machines without the label), like Kubermatic's -name")
 	return cmd
 }
 
@@ -99,6 +101,7 @@ func (f *runFlags) options(errOut io.Writer) (controller.RunOptions, error) {
 		WorkerCount:             f.workerCount,
 		DrainTimeout:            f.drainTimeout,
 		JoinTimeout:             f.joinTimeout,
+		Name:                    f.name,
 		StoppedGrace:            f.stoppedGrace,
 		MetricsAddress:          f.metricsAddress,
 		HealthAddress:           f.healthAddress,

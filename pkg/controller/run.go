@@ -37,6 +37,15 @@ const envKubeconfig = "KUBEVIRT_KUBECONFIG"
 // leaderElectionID names the leader election lease.
 const leaderElectionID = "machine-controller-kubevirt"
 
+// leaseName is the leader election lease of the controller called name:
+// controllers of different names elect their leaders apart.
+func leaseName(name string) string {
+	if name == "" {
+		return leaderElectionID
+	}
+	return leaderElectionID + "-" + name
+}
+
 // RunOptions configure a machine-controller process.
 type RunOptions struct {
 	// UserConfig reaches the user cluster, where Machines live. Required.
@@ -63,6 +72,9 @@ type RunOptions struct {
 	// SkipNameValidation lets Run be called more than once in a process
 	// (tests that restart the controller); see Options.
 	SkipNameValidation bool
+	// Name selects the Machines this controller handles (see
+	// machine.Options.Name).
+	Name string
 	// MetricsAddress and HealthAddress are bind addresses; "0" disables.
 	MetricsAddress, HealthAddress string
 	// LeaderElection enables leader election in LeaderElectionNamespace.
@@ -105,7 +117,7 @@ func (o RunOptions) Run(ctx context.Context) error {
 	}
 	defer clients.Stop()
 	opts := Options{Log: log.Sugar(), WorkerCount: o.WorkerCount, InfraNamespace: o.InfraNamespace, DrainTimeout: o.DrainTimeout, JoinTimeout: o.JoinTimeout,
-		StoppedGrace: o.StoppedGrace, SkipNameValidation: o.SkipNameValidation,
+		StoppedGrace: o.StoppedGrace, SkipNameValidation: o.SkipNameValidation, Name: o.Name,
 	}
 	if len(infraKubeconfig) > 0 {
 		cfg, ns, err := infraConfig(infraKubeconfig)
@@ -157,7 +169,7 @@ func (o RunOptions) newManager() (ctrl.Manager, error) {
 		Metrics:                 metricsserver.Options{BindAddress: cmp.Or(o.MetricsAddress, "0")},
 		HealthProbeBindAddress:  cmp.Or(o.HealthAddress, "0"),
 		LeaderElection:          o.LeaderElection,
-		LeaderElectionID:        leaderElectionID,
+		LeaderElectionID:        leaseName(o.Name),
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
 	})
 	if err != nil {

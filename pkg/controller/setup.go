@@ -45,6 +45,9 @@ type Options struct {
 	// SkipNameValidation lets the controllers be added more than once in
 	// a process (tests that restart them).
 	SkipNameValidation bool
+	// Name selects the Machines this controller handles (see
+	// machine.Options.Name).
+	Name string
 }
 
 // Add registers the Machine, MachineSet and MachineDeployment controllers,
@@ -52,7 +55,7 @@ type Options struct {
 func Add(mgr ctrl.Manager, opts Options) error {
 	mopts := machine.Options{Provider: opts.Provider, Log: opts.Log, WorkerCount: opts.WorkerCount, DrainTimeout: opts.DrainTimeout,
 		JoinTimeout: opts.JoinTimeout, StoppedGrace: opts.StoppedGrace,
-		SkipNameValidation: opts.SkipNameValidation,
+		SkipNameValidation: opts.SkipNameValidation, Name: opts.Name,
 	}
 	if opts.InfraConfig != nil {
 		infraCluster, err := NewInfraCluster(opts.InfraConfig, opts.InfraNamespace)

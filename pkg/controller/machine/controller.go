@@ -83,7 +83,21 @@ type Options struct {
 	// once (tests that restart the controllers); controller-runtime
 	// otherwise refuses a second controller of the same name.
 	SkipNameValidation bool
+	// Name selects the Machines of this controller: those whose label
+	// LabelController equals it; "" selects the Machines without the
+	// label. Kubermatic's machine-controller has the same -name flag, so
+	// both can run side by side on disjoint Machines.
+	Name string
 }
+
+// LabelController on a Machine names the machine-controller that handles
+// it (see Options.Name).
+const LabelController = "machine.k8s.io/controller"
+
+// AnnotationInitializers on a Machine, while not empty, keeps every
+// machine-controller away from it: something else prepares the Machine
+// first.
+const AnnotationInitializers = "machine-controller.kubermatic.io/initializers"
 
 // reconciler reconciles Machines.
 type reconciler struct {
@@ -112,6 +126,8 @@ type reconciler struct {
 	watched bool
 	// now is the clock.
 	now func() time.Time
+	// name is the controller name Machines must carry (Options.Name).
+	name string
 }
 
 // Add registers the Machine controller with mgr.
@@ -133,6 +149,7 @@ func Add(mgr ctrl.Manager, opts Options) error {
 		stoppedGrace: cmp.Or(opts.StoppedGrace, DefaultStoppedGrace),
 		watched:      opts.Infra != nil,
 		now:          time.Now,
+		name:         opts.Name,
 	}
 	if opts.Infra != nil {
 		r.infra, r.infraNamespace = opts.Infra.GetClient(), opts.InfraNamespace
@@ -168,6 +185,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ re
 	if err := r.client.Get(ctx, req.NamespacedName, machine); err != nil {
 		return reconcile.Result{}, ctrlruntimeclient.IgnoreNotFound(err)
 	}
+	if !r.handles(machine) {
+		return reconcile.Result{}, nil
+	}
 	s := &scope{
 		machine: machine,
 		log:     r.log.With("machine", req.String()),
@@ -189,6 +209,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ re
 		res, err = r.reconcileNormal(ctx, s)
 	}
 	return r.handleError(s, res, err)
+}
+
+// handles reports whether the Machine is this controller's: its controller
+// label names this controller and no initializer holds it. A change of
+// either is a Machine event, so a skipped Machine is seen again then.
+func (r *reconciler) handles(machine *clusterv1alpha1.Machine) bool {
+	return machine.Labels[LabelController] == r.name && machine.Annotations[AnnotationInitializers] == ""
 }
 
 // patchStatus writes the Machine's status if it differs from before.

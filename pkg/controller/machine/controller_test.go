@@ -251,3 +251,36 @@ func TestReconcileDeleteCleanupFails(t *testing.T) {
 		t.Errorf("finalizers = %v, want both kept", got.Finalizers)
 	}
 }
+
+// Machines of another controller (label machine.k8s.io/controller) or held
+// by an initializer are left alone: no finalizer, no instance.
+func TestReconcileOnlyOwnMachines(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		controller  string // this controller's name
+		labels      map[string]string
+		annotations map[string]string
+		wantHandled bool
+	}{
+		{name: "unnamed controller, unlabelled Machine", wantHandled: true},
+		{name: "unnamed controller, Machine of another", labels: map[string]string{LabelController: "other"}},
+		{name: "named controller, its Machine", controller: "kubevirt", labels: map[string]string{LabelController: "kubevirt"}, wantHandled: true},
+		{name: "named controller, unlabelled Machine", controller: "kubevirt"},
+		{name: "an initializer holds it", annotations: map[string]string{AnnotationInitializers: "ipam"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newMachine()
+			m.Labels, m.Annotations = tc.labels, tc.annotations
+			f := newFixture(t, m)
+			f.r.name = tc.controller
+			if _, err := f.reconcile(); err != nil {
+				t.Fatal(err)
+			}
+			_, created := f.provider.instances["m-1"]
+			handled := len(f.machine().Finalizers) > 0
+			if handled != tc.wantHandled || created != tc.wantHandled {
+				t.Errorf("finalizers added %t, instance created %t; want both %t", handled, created, tc.wantHandled)
+			}
+		})
+	}
+}

@@ -115,8 +115,6 @@ type reconciler struct {
 	// stoppedGrace bounds how long an instance may be down; negative
 	// disables replacements.
 	stoppedGrace time.Duration
-	// down remembers since when instances are down.
-	down downTracker
 	// infra reads VMIs from the infra cache and writes to the infra
 	// cluster; nil without an infra watch.
 	infra ctrlruntimeclient.Client

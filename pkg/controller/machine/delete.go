@@ -17,7 +17,6 @@ import (
 // reconcileDelete cordons the Node, has the provider clean up until done,
 // deletes the Node and removes the finalizers in that order.
 func (r *reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.Result, error) {
-	r.down.forget(s.machine.UID)
 	nodes, err := r.nodesOf(ctx, s.machine)
 	if err != nil {
 		return reconcile.Result{}, err

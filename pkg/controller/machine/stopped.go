@@ -3,14 +3,14 @@ package machine
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
 
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -18,38 +18,44 @@ import (
 // Machine is replaced, when Options.StoppedGrace is 0.
 const DefaultStoppedGrace = 5 * time.Minute
 
-// downTracker remembers since when the instance of a Machine is down. It
-// lives in memory: a restarted controller grants a new grace period.
-type downTracker struct {
-	mu    sync.Mutex
-	since map[types.UID]time.Time
-}
+// AnnotationDownSince on a Machine records since when its instance is
+// down (RFC 3339), so that a restarted controller keeps counting the grace
+// period instead of granting a new one. It is removed once the instance
+// runs again.
+const AnnotationDownSince = "kkp-kubevirt.io/instance-down-since"
 
-// observe records whether the Machine's instance is down now and returns
-// since when it is (the zero time when it is not).
-func (d *downTracker) observe(uid types.UID, down bool, now time.Time) time.Time {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+// downSince records whether the Machine's instance is down now and returns
+// since when it is (the zero time when it is not). The time lives in
+// AnnotationDownSince; an unreadable value starts a new period.
+func (r *reconciler) downSince(ctx context.Context, machine *clusterv1alpha1.Machine, down bool, now time.Time) (time.Time, error) {
+	raw, has := machine.Annotations[AnnotationDownSince]
 	if !down {
-		delete(d.since, uid)
-		return time.Time{}
+		if has {
+			return time.Time{}, r.setDownSince(ctx, machine, "")
+		}
+		return time.Time{}, nil
 	}
-	if d.since == nil {
-		d.since = map[types.UID]time.Time{}
+	if since, err := time.Parse(time.RFC3339, raw); has && err == nil {
+		return since, nil
 	}
-	since, ok := d.since[uid]
-	if !ok {
-		since = now
-		d.since[uid] = since
-	}
-	return since
+	return now.Truncate(time.Second), r.setDownSince(ctx, machine, now.UTC().Format(time.RFC3339))
 }
 
-// forget drops what is known of a Machine.
-func (d *downTracker) forget(uid types.UID) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	delete(d.since, uid)
+// setDownSince sets AnnotationDownSince to value, or removes it for "".
+func (r *reconciler) setDownSince(ctx context.Context, machine *clusterv1alpha1.Machine, value string) error {
+	base := machine.DeepCopy()
+	if value == "" {
+		delete(machine.Annotations, AnnotationDownSince)
+	} else {
+		if machine.Annotations == nil {
+			machine.Annotations = map[string]string{}
+		}
+		machine.Annotations[AnnotationDownSince] = value
+	}
+	if err := r.client.Patch(ctx, machine, ctrlruntimeclient.MergeFrom(base)); err != nil {
+		return fmt.Errorf("failed to record the down time of Machine %s/%s: %w", machine.Namespace, machine.Name, err)
+	}
+	return nil
 }
 
 // instanceDown reports whether an instance that should run does not: it
@@ -77,9 +83,9 @@ func (r *reconciler) checkStopped(ctx context.Context, s *scope, inst cloudprovi
 		return 0, false, nil
 	}
 	now := r.now()
-	since := r.down.observe(s.machine.UID, instanceDown(s, inst), now)
-	if since.IsZero() {
-		return 0, false, nil
+	since, err := r.downSince(ctx, s.machine, instanceDown(s, inst), now)
+	if err != nil || since.IsZero() {
+		return 0, false, err
 	}
 	if left := since.Add(r.stoppedGrace).Sub(now); left > 0 {
 		return left, false, nil
@@ -88,15 +94,14 @@ func (r *reconciler) checkStopped(ctx context.Context, s *scope, inst cloudprovi
 	if ref == nil || ref.Kind != "MachineSet" {
 		r.recorder.Eventf(s.machine, nil, corev1.EventTypeWarning, "InstanceStopped", "Replace",
 			"Instance %s is %s since %s; the Machine has no MachineSet to replace it", inst.Name(), inst.Status(), since.UTC().Format(time.RFC3339))
-		r.down.forget(s.machine.UID)
-		return r.stoppedGrace, false, nil
+		// A new period: the warning repeats once per grace period.
+		return r.stoppedGrace, false, r.setDownSince(ctx, s.machine, now.UTC().Format(time.RFC3339))
 	}
 	r.recorder.Eventf(s.machine, nil, corev1.EventTypeWarning, "InstanceStopped", "Delete",
 		"Instance %s is %s since %s; deleting the Machine so that MachineSet %s replaces it", inst.Name(), inst.Status(), since.UTC().Format(time.RFC3339), ref.Name)
 	if err := r.client.Delete(ctx, s.machine); ctrlruntimeclient.IgnoreNotFound(err) != nil {
 		return 0, false, fmt.Errorf("failed to delete the Machine of a stopped instance: %w", err)
 	}
-	r.down.forget(s.machine.UID)
 	return 0, true, nil
 }
 

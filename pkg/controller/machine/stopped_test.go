@@ -104,3 +104,46 @@ func TestReconcileStoppedInstance(t *testing.T) {
 		})
 	}
 }
+
+// The down time survives a controller restart: it is read back from the
+// Machine, and removed once the instance runs again.
+func TestStoppedGraceSurvivesRestart(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name        string
+		annotation  string
+		status      cloudprovider.InstanceStatus
+		wantDeleted bool
+		wantAnno    string
+	}{
+		{name: "down since before the restart, past the grace", annotation: "2026-01-01T11:54:00Z", status: cloudprovider.StatusStopped, wantDeleted: true},
+		{name: "down since before the restart, within the grace", annotation: "2026-01-01T11:58:00Z", status: cloudprovider.StatusStopped, wantAnno: "2026-01-01T11:58:00Z"},
+		{name: "an unreadable time starts a new period", annotation: "yesterday", status: cloudprovider.StatusStopped, wantAnno: "2026-01-01T12:00:00Z"},
+		{name: "running again clears it", annotation: "2026-01-01T11:54:00Z", status: cloudprovider.StatusRunning},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newMachine()
+			m.Finalizers = []string{FinalizerDelete, FinalizerNodeDelete}
+			m.OwnerReferences = []metav1.OwnerReference{ownerRef("MachineSet", "ms", "ms-uid")}
+			m.Annotations = map[string]string{AnnotationDownSince: tc.annotation}
+			f := newFixture(t, m)
+			f.provider.instances["m-1"] = &fakeInstance{name: "m-1", status: tc.status, addresses: map[string]corev1.NodeAddressType{"10.0.0.1": corev1.NodeInternalIP}}
+			f.r.stoppedGrace = 5 * time.Minute
+			f.r.now = func() time.Time { return now }
+			if _, err := f.reconcile(); err != nil {
+				t.Fatal(err)
+			}
+			var got clusterv1alpha1.Machine
+			err := f.client.Get(t.Context(), f.key, &got)
+			if deleted := apierrors.IsNotFound(err) || (err == nil && got.DeletionTimestamp != nil); deleted != tc.wantDeleted {
+				t.Fatalf("deleted = %t (err %v), want %t", deleted, err, tc.wantDeleted)
+			}
+			if tc.wantDeleted {
+				return
+			}
+			if diff := gocmp.Diff(tc.wantAnno, got.Annotations[AnnotationDownSince]); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", AnnotationDownSince, diff)
+			}
+		})
+	}
+}

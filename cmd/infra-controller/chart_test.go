@@ -65,12 +65,14 @@ func TestChartArgsParse(t *testing.T) {
 			},
 		},
 		{
-			name:   "switches off",
-			values: map[string]any{"presets": false, "csiAccess": false, "storageClasses": false, "csiInfraServerURL": "https://infra:6443", "namespacePrefix": "tenant-"},
+			name: "switches off",
+			values: map[string]any{"presets": false, "csiAccess": false, "storageClasses": false, "csiInfraServerURL": "https://infra:6443", "namespacePrefix": "tenant-",
+				"clusterNetworkPoliciesNamespace": "kubevirt-kkp"},
 			check: func(t *testing.T, f *flags) {
 				t.Helper()
 				o := f.options
-				if o.Flavors.Presets || !o.DisableCSIAccess || !o.DisableStorageClasses || o.CSIAccess.ServerURL != "https://infra:6443" || o.NamespacePrefix != "tenant-" {
+				if o.Flavors.Presets || !o.DisableCSIAccess || !o.DisableStorageClasses || o.CSIAccess.ServerURL != "https://infra:6443" || o.NamespacePrefix != "tenant-" ||
+					o.NetworkPolicies.ClusterPoliciesNamespace != "kubevirt-kkp" {
 					t.Errorf("options %+v", o)
 				}
 			},

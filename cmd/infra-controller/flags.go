@@ -69,6 +69,7 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	defaultPolicies := fs.Bool("default-network-policies", true, "Keep the default isolation policies; false deletes them.")
 	fs.Func("network-policy-private-cidrs", "Comma-separated CIDRs the Internet egress rule excludes (default "+strings.Join(netpol.DefaultPrivateCIDRs, ",")+").", list(&o.NetworkPolicies.PrivateCIDRs))
 	fs.Func("network-policy-allowed-cidrs", "Comma-separated further egress destinations, e.g. the tenant API servers.", list(&o.NetworkPolicies.AllowedCIDRs))
+	fs.StringVar(&o.NetworkPolicies.ClusterPoliciesNamespace, "cluster-network-policies-namespace", "", "Namespace whose ConfigMap network-policies lists custom NetworkPolicies for every tenant namespace (a tenant's own of the same name wins); empty turns them off.")
 	fs.Func("network-policy-nameservers", "Comma-separated DNS server addresses allowed on port 53 besides the cluster DNS.", list(&o.NetworkPolicies.Nameservers))
 	fs.Func("network-policy-csi-controller-cidrs", "Comma-separated destinations the CSI controller pods may reach over TCP (default every address).", list(&o.NetworkPolicies.CSIControllerCIDRs))
 	if err := fs.Parse(args); err != nil {

@@ -174,3 +174,71 @@ func setNamespaceOptions(t *testing.T, c ctrlruntimeclient.Client, name, options
 		t.Fatal(err)
 	}
 }
+
+// TestClusterNetworkPolicies: the ConfigMap of the cluster-wide namespace
+// reaches every tenant namespace, a tenant's own policy of the same name
+// wins, and removing the ConfigMap removes its policies everywhere.
+func TestClusterNetworkPolicies(t *testing.T) {
+	env := envtest.Start(t, envtest.WithCRDFiles())
+	ctx, c := t.Context(), env.Client
+	o := infracontroller.DefaultOptions()
+	o.Flavors, o.DisableStorageClasses, o.DisableCSIAccess = flavorsOff(), true, true
+	o.NetworkPolicies.DisableDefaults = true
+	o.NetworkPolicies.ClusterPoliciesNamespace = "kubevirt-kkp"
+	for _, ns := range []string{"kubevirt-kkp", "cluster-a", "cluster-b"} {
+		createTenant(t, c, ns, nil)
+	}
+	startController(t, env.Config, o, nil, -1)
+	parse := func(cm *corev1.ConfigMap, namespace string) []networkingv1.NetworkPolicy {
+		t.Helper()
+		policies, err := netpol.ParseCustom(cm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range policies {
+			policies[i].Namespace = namespace
+		}
+		return policies
+	}
+	cluster := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kubevirt-kkp", Name: netpol.ConfigMapName},
+		Data: map[string]string{
+			"allow-monitoring": "podSelector: {}\ningress:\n- from:\n  - namespaceSelector: {matchLabels: {name: monitoring}}\n",
+			"allow-lb":         "podSelector: {}\ningress:\n- ports: [{port: 443}]\n",
+		},
+	}
+	own := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-b", Name: netpol.ConfigMapName},
+		Data:       map[string]string{"allow-lb": "podSelector: {}\ningress:\n- ports: [{port: 8443}]\n"},
+	}
+	if err := c.Create(ctx, cluster); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, own); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("every tenant gets them, its own of the same name wins", func(t *testing.T) {
+		wantA := parse(cluster, "cluster-a")
+		wantB := []networkingv1.NetworkPolicy{parse(cluster, "cluster-b")[1], parse(own, "cluster-b")[0]}
+		eventually(t, wait, func() error {
+			if err := checkPolicies(ctx, c, "cluster-a", wantA); err != nil {
+				return err
+			}
+			return checkPolicies(ctx, c, "cluster-b", wantB)
+		})
+		if err := checkPolicies(ctx, c, "kubevirt-kkp", nil); err != nil {
+			t.Errorf("the cluster-wide namespace itself got policies: %v", err)
+		}
+	})
+	t.Run("deleting the ConfigMap removes its policies everywhere", func(t *testing.T) {
+		if err := c.Delete(ctx, cluster); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, wait, func() error {
+			if err := checkPolicies(ctx, c, "cluster-a", nil); err != nil {
+				return err
+			}
+			return checkPolicies(ctx, c, "cluster-b", parse(own, "cluster-b"))
+		})
+	})
+}

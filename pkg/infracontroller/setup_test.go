@@ -24,6 +24,9 @@ func TestSetupOptions(t *testing.T) {
 		{name: "a source namespace that is a tenant namespace", change: func(o *infracontroller.Options) {
 			o.NamespacePrefix = "def"
 		}, wantErr: "must not be a tenant namespace"},
+		{name: "cluster-wide policies in a tenant namespace", change: func(o *infracontroller.Options) {
+			o.NetworkPolicies.ClusterPoliciesNamespace = "cluster-x"
+		}, wantErr: "must not be a tenant namespace"},
 		{name: "the same prefix with presets off", change: func(o *infracontroller.Options) {
 			o.NamespacePrefix = "def"
 			o.Flavors.Presets = false

@@ -66,6 +66,11 @@ type Options struct {
 	// Nameservers are DNS server addresses allowed on port 53, besides
 	// the cluster DNS (pods k8s-app=kube-dns in kube-system).
 	Nameservers []string
+	// ClusterPoliciesNamespace, when set, names a namespace (not a tenant
+	// one) whose ConfigMap ConfigMapName lists custom policies for every
+	// tenant namespace, like Kubermatic's datacenter
+	// customNetworkPolicies. A tenant's own policy of the same name wins.
+	ClusterPoliciesNamespace string
 	// CSIControllerCIDRs are the destinations the CSI controller pods may
 	// reach over TCP (the infra and tenant API servers); every address
 	// when empty.

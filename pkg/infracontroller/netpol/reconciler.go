@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -16,8 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
@@ -59,6 +63,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Options.Validate(); err != nil {
 		return err
 	}
+	if ns := r.Options.ClusterPoliciesNamespace; ns != "" && r.Tenants.IsTenant(ns) {
+		return fmt.Errorf("the namespace of the cluster-wide policies, %s, must not be a tenant namespace", ns)
+	}
 	configMaps, err := tenant.ConfigMapCache(mgr, ConfigMapName)
 	if err != nil {
 		return err
@@ -69,6 +76,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
 		Watches(&networkingv1.NetworkPolicy{}, r.Tenants.EnqueueOwnNamespace()).
 		WatchesRawSource(r.Tenants.ConfigMapSource(configMaps)).
+		WatchesRawSource(source.Kind(configMaps, &corev1.ConfigMap{}, r.clusterPoliciesHandler())).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("failed to set up the %s controller: %w", ControllerName, err)
@@ -138,18 +146,53 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{}, errors.Join(errs...)
 }
 
-// custom returns the valid custom policies of the namespace; invalid
-// entries are logged and skipped.
+// clusterPoliciesHandler maps a change of the cluster-wide ConfigMap to
+// every tenant namespace, read from the cache.
+func (r *Reconciler) clusterPoliciesHandler() handler.TypedEventHandler[*corev1.ConfigMap, reconcile.Request] {
+	return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, cm *corev1.ConfigMap) []reconcile.Request {
+		if !r.isClusterPolicies(cm) {
+			return nil
+		}
+		return r.Tenants.AllRequests(ctx, r.Reader)
+	})
+}
+
+// isClusterPolicies reports whether cm is the cluster-wide ConfigMap.
+func (r *Reconciler) isClusterPolicies(cm *corev1.ConfigMap) bool {
+	ns := r.Options.ClusterPoliciesNamespace
+	return ns != "" && cm.Namespace == ns && cm.Name == ConfigMapName
+}
+
+// custom returns the valid custom policies of the namespace: the
+// cluster-wide ones, replaced by the namespace's own of the same name.
+// Invalid entries are logged and skipped.
 func (r *Reconciler) custom(ctx context.Context, namespace string) ([]networkingv1.NetworkPolicy, error) {
-	cm, err := tenant.ReadConfigMap(ctx, r.configMaps, namespace, ConfigMapName)
-	if cm == nil || err != nil {
-		return nil, err
+	byName := map[string]networkingv1.NetworkPolicy{}
+	for _, source := range []string{r.Options.ClusterPoliciesNamespace, namespace} {
+		if source == "" {
+			continue
+		}
+		cm, err := tenant.ReadConfigMap(ctx, r.configMaps, source, ConfigMapName)
+		if err != nil {
+			return nil, err
+		}
+		if cm == nil {
+			continue
+		}
+		policies, err := ParseCustom(cm)
+		if err != nil {
+			log.FromContext(ctx).Error(err, "skipping invalid policies")
+		}
+		for _, p := range policies {
+			p.Namespace = namespace
+			byName[p.Name] = p
+		}
 	}
-	policies, err := ParseCustom(cm)
-	if err != nil {
-		log.FromContext(ctx).Error(err, "skipping invalid policies")
+	out := make([]networkingv1.NetworkPolicy, 0, len(byName))
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		out = append(out, byName[name])
 	}
-	return policies, nil
+	return out, nil
 }
 
 // ensure creates want or updates our have when its labels or spec differ.

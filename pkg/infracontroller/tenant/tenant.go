@@ -75,17 +75,24 @@ func (m Matcher) EnqueueOwnNamespace() handler.EventHandler {
 // request).
 func (m Matcher) EnqueueAll(reader ctrlruntimeclient.Reader) handler.EventHandler {
 	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ ctrlruntimeclient.Object) []reconcile.Request {
-		names, err := m.List(ctx, reader)
-		if err != nil {
-			log.FromContext(ctx).Error(err, "failed to list tenant namespaces; the change reaches them at their next event")
-			return nil
-		}
-		reqs := make([]reconcile.Request, 0, len(names))
-		for _, name := range names {
-			reqs = append(reqs, Request(name))
-		}
-		return reqs
+		return m.AllRequests(ctx, reader)
 	})
+}
+
+// AllRequests returns one request per live tenant namespace, read from
+// reader. A failed list is logged and yields none: the change reaches the
+// namespaces at their next event.
+func (m Matcher) AllRequests(ctx context.Context, reader ctrlruntimeclient.Reader) []reconcile.Request {
+	names, err := m.List(ctx, reader)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "failed to list tenant namespaces; the change reaches them at their next event")
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(names))
+	for _, name := range names {
+		reqs = append(reqs, Request(name))
+	}
+	return reqs
 }
 
 // List returns the names of the tenant namespaces that are neither being

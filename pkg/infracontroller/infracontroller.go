@@ -266,6 +266,8 @@ func setupTenantClusters(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c 
 			Addons:  []string{addons.KubeVirtCSI},
 		},
 		TenantCleanupTimeout: o.TenantCleanupTimeout,
+		ImageCacheOff:        !o.EnableImageCache,
+		NetworksOff:          !o.EnableNetworks,
 	}
 	return c.TenantClusters.SetupWithManager(mgr)
 }

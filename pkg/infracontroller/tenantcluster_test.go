@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -89,6 +90,21 @@ func TestTenantClusterLifecycle(t *testing.T) {
 		})
 	})
 
+	t.Run("images for a switched-off image cache are reported", func(t *testing.T) {
+		tc := &infrav1alpha1.TenantCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: "imgs"},
+			Spec: infrav1alpha1.TenantClusterSpec{ID: "imgs", Images: []infrav1alpha1.Image{
+				{Name: "ubuntu", URL: "http://images.example.com/u.img", Size: resource.MustParse("1Gi")},
+			}},
+		}
+		if err := c.Create(ctx, tc); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, wait, func() error {
+			return wantConditionReason(ctx, c, "imgs", infrav1alpha1.ConditionConfigReady, "FeatureOff")
+		})
+	})
+
 	t.Run("options switch flavor sets off for one cluster only", func(t *testing.T) { checkOptions(t, c) })
 
 	t.Run("delete removes the VMs first, then the namespace", func(t *testing.T) { checkDeletion(t, c) })
@@ -127,13 +143,18 @@ func wantConditions(ctx context.Context, c ctrlruntimeclient.Client, name string
 // wantReason checks the reason of the Deleting condition of a
 // TenantCluster.
 func wantReason(ctx context.Context, c ctrlruntimeclient.Client, name, reason string) error {
+	return wantConditionReason(ctx, c, name, infrav1alpha1.ConditionDeleting, reason)
+}
+
+// wantConditionReason checks the reason of condition typ of a TenantCluster.
+func wantConditionReason(ctx context.Context, c ctrlruntimeclient.Client, name, typ, reason string) error {
 	var tc infrav1alpha1.TenantCluster
 	if err := c.Get(ctx, types.NamespacedName{Name: name}, &tc); err != nil {
 		return err
 	}
-	cond := meta.FindStatusCondition(tc.Status.Conditions, infrav1alpha1.ConditionDeleting)
+	cond := meta.FindStatusCondition(tc.Status.Conditions, typ)
 	if cond == nil || cond.Reason != reason {
-		return fmt.Errorf("TenantCluster %s Deleting condition = %+v, want reason %s", name, cond, reason)
+		return fmt.Errorf("TenantCluster %s %s condition = %+v, want reason %s", name, typ, cond, reason)
 	}
 	return nil
 }

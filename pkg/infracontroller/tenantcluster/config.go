@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -149,6 +150,19 @@ func (r *Reconciler) ensureConfigMap(ctx context.Context, tc *infrav1alpha1.Tena
 		return fmt.Errorf("failed to update ConfigMap %s/%s: %w", namespace, cm.name, err)
 	}
 	return nil
+}
+
+// unserved names the lists of spec that no controller of this process
+// reads, or returns "".
+func (r *Reconciler) unserved(spec *infrav1alpha1.TenantClusterSpec) string {
+	var off []string
+	if r.ImageCacheOff && len(spec.Images) > 0 {
+		off = append(off, "spec.images: the image cache is switched off in the infra-controller (--image-cache=false)")
+	}
+	if r.NetworksOff && len(spec.Networks) > 0 {
+		off = append(off, "spec.networks: tenant networks are switched off in the infra-controller (--tenant-networks=false)")
+	}
+	return strings.Join(off, "; ")
 }
 
 // configReader reads the ConfigMaps a TenantCluster wrote: the cache of

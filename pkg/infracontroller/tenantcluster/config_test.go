@@ -119,3 +119,29 @@ func TestEnsureConfig(t *testing.T) {
 		})
 	}
 }
+
+func TestUnserved(t *testing.T) {
+	spec := infrav1alpha1.TenantClusterSpec{
+		Images:   []infrav1alpha1.Image{{Name: "a"}},
+		Networks: []infrav1alpha1.Network{{Name: "n"}},
+	}
+	for _, tc := range []struct {
+		name                 string
+		imagesOff, netsOff   bool
+		spec                 infrav1alpha1.TenantClusterSpec
+		wantImages, wantNets bool
+	}{
+		{name: "everything served", spec: spec},
+		{name: "image cache off", imagesOff: true, spec: spec, wantImages: true},
+		{name: "both off", imagesOff: true, netsOff: true, spec: spec, wantImages: true, wantNets: true},
+		{name: "off but unused", imagesOff: true, netsOff: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Reconciler{ImageCacheOff: tc.imagesOff, NetworksOff: tc.netsOff}
+			got := r.unserved(&tc.spec)
+			if strings.Contains(got, "spec.images") != tc.wantImages || strings.Contains(got, "spec.networks") != tc.wantNets {
+				t.Errorf("unserved = %q", got)
+			}
+		})
+	}
+}

@@ -69,6 +69,10 @@ type Reconciler struct {
 	// TenantCleanupTimeout is how long a deletion retries a tenant cluster
 	// that fails; DefaultTenantCleanupTimeout when 0.
 	TenantCleanupTimeout time.Duration
+	// ImageCacheOff and NetworksOff tell that no controller of this
+	// process reads spec.images or spec.networks; a TenantCluster that
+	// sets them is told so in ConfigReady.
+	ImageCacheOff, NetworksOff bool
 }
 
 // TenantCleanup removes what the infra-controller made in a tenant
@@ -150,6 +154,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		setCondition(&tc, infrav1alpha1.ConditionKubeconfigReady, kcErr, "Copied", "the tenant kubeconfig is in the namespace")
 		cfgErr = r.ensureConfig(ctx, &tc)
 		setCondition(&tc, infrav1alpha1.ConditionConfigReady, cfgErr, "Written", "images, networks and policies are in the namespace's ConfigMaps")
+		if msg := r.unserved(&tc.Spec); cfgErr == nil && msg != "" {
+			setStatusCondition(&tc, metav1.Condition{Type: infrav1alpha1.ConditionConfigReady, Status: metav1.ConditionFalse,
+				Reason: "FeatureOff", Message: msg, ObservedGeneration: tc.Generation})
+		}
 	}
 	if err := r.updateStatus(ctx, &tc, before); err != nil {
 		return reconcile.Result{}, err

@@ -8,6 +8,7 @@ import (
 
 	cdicorev1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/simulator"
 
@@ -23,13 +24,16 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// prepareInfra creates what an infra admin provides: the tenant namespace
-// and a default StorageClass with its CDI StorageProfile.
+// prepareInfra creates what an infra admin provides: a default
+// StorageClass, initialized for tenant clusters, with its CDI
+// StorageProfile. The tenant namespace comes from the TenantCluster.
 func prepareInfra(ctx context.Context, infra *envtest.Env) error {
 	return createAll(ctx, infra.Client,
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: infraNamespace}},
 		&storagev1.StorageClass{
-			ObjectMeta:  metav1.ObjectMeta{Name: "standard", Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}},
+			ObjectMeta: metav1.ObjectMeta{Name: "standard", Annotations: map[string]string{
+				"storageclass.kubernetes.io/is-default-class": "true",
+				storageclass.InitializeAnnotation:             "true",
+			}},
 			Provisioner: "rancher.io/local-path",
 		},
 		&cdicorev1beta1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "standard"}},

@@ -9,8 +9,9 @@ import (
 	"go.uber.org/zap"
 )
 
-// TestDemoOnce runs `make demo-check`'s path: the example MachineDeployment
-// becomes three Machines with Ready Nodes, and deleting it leaves nothing.
+// TestDemoOnce runs `make demo-check`'s path: the TenantCluster prepares
+// both clusters, the example MachineDeployment becomes three Machines with
+// Ready Nodes, and deleting both leaves nothing.
 func TestDemoOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane")
@@ -28,8 +29,10 @@ func TestDemoOnce(t *testing.T) {
 		t.Fatalf("demo failed: %v\n%s", err, out.String())
 	}
 	for _, want := range []string{
+		"TenantCluster demo ready: namespace cluster-demo with preset kubermatic-standard",
 		"Machines 3/3, VMs 3 (running 3), Nodes ready 3/3",
 		"Nothing left: no Machine, MachineSet, Node, VM, VMI, DataVolume or Secret",
+		"Nothing left of the tenant: namespace cluster-demo is gone",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())

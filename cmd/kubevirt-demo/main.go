@@ -1,11 +1,13 @@
 // Command kubevirt-demo runs the whole product on this machine: two local
 // control planes built from source (a user cluster and a KubeVirt infra
 // cluster, each kube-apiserver + etcd + kube-controller-manager), the
-// machine-controller, and the KubeVirt/CDI test simulator, which stands in
-// for KubeVirt, CDI and the guests' kubelets because no container runtime
-// runs here. It applies examples/machinedeployment.yaml, waits until every
+// machine-controller, the infra-controller, and the KubeVirt/CDI test
+// simulator, which stands in for KubeVirt, CDI and the guests' kubelets
+// because no container runtime runs here. It creates a TenantCluster for the
+// user cluster, applies examples/machinedeployment.yaml, waits until every
 // Machine has a Ready Node, and on exit deletes the MachineDeployment and
-// checks that nothing is left. Every object goes through the real API servers.
+// the TenantCluster and checks that nothing is left on either cluster. Every
+// object goes through the real API servers.
 package main
 
 import (

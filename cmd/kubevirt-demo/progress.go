@@ -15,6 +15,7 @@ import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/imagecache"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -133,7 +134,7 @@ func (o options) printTable(w *world) {
 		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t%s\n", m.Name, infraNamespace, m.Name, vmi.Status.Phase, addr, node, ready)
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(o.out, "\nLook around with kubectl:\n  kubectl --kubeconfig %[1]s/user.kubeconfig get machinedeployments,machinesets,machines,nodes -A\n  kubectl --kubeconfig %[1]s/infra.kubeconfig -n %[2]s get virtualmachines,virtualmachineinstances,datavolumes,secrets\n\n", o.workDir, infraNamespace)
+	fmt.Fprintf(o.out, "\nLook around with kubectl:\n  kubectl --kubeconfig %[1]s/user.kubeconfig get machinedeployments,machinesets,machines,nodes,storageclasses -A\n  kubectl --kubeconfig %[1]s/infra.kubeconfig get tenantclusters\n  kubectl --kubeconfig %[1]s/infra.kubeconfig -n %[2]s get virtualmachines,virtualmachineinstances,datavolumes,virtualmachineinstancepresets,networkpolicies\n\n", o.workDir, infraNamespace)
 }
 
 // deleteAndVerify deletes the MachineDeployment and waits until nothing it
@@ -161,8 +162,9 @@ func deleteAndVerify(ctx context.Context, o options, cl *clusters, md *clusterv1
 func leftovers(ctx context.Context, cl *clusters, namespace string) (string, error) {
 	// The image cache DataVolume outlives the VMs on purpose: the next VMs of
 	// the same image clone it (the infra-controller removes it once unused
-	// for its grace period). Everything else must go.
-	notCache, err := labels.Parse("!" + imagecache.Label)
+	// for its grace period), and what the infra-controller keeps for the
+	// tenant goes with the TenantCluster. Everything else must go.
+	notCache, err := labels.Parse("!" + imagecache.Label + "," + tenant.ManagedByLabel + "!=" + tenant.ManagedByValue)
 	if err != nil {
 		return "", err
 	}

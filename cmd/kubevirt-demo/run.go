@@ -56,12 +56,13 @@ func run(ctx context.Context, o options) (err error) {
 	// The controllers outlive Ctrl-C: they must still run while the
 	// MachineDeployment is deleted. They stop when run returns.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stopped := make(chan error, 2)
+	stopped := make(chan error, 3)
 	defer func() {
 		cancel()
-		err = errors.Join(err, ignoreCanceled(<-stopped), ignoreCanceled(<-stopped))
+		err = errors.Join(err, ignoreCanceled(<-stopped), ignoreCanceled(<-stopped), ignoreCanceled(<-stopped))
 	}()
 	go func() { stopped <- runSimulator(runCtx, cl) }()
+	go func() { stopped <- runInfraController(runCtx, cl) }()
 	go func() {
 		stopped <- controller.RunOptions{
 			UserConfig:      cl.user.Config,
@@ -73,7 +74,13 @@ func run(ctx context.Context, o options) (err error) {
 			Getenv:          func(string) string { return "" },
 		}.Run(runCtx)
 	}()
-	o.step("machine-controller and the KubeVirt/CDI simulator are running")
+	o.step("machine-controller, infra-controller and the KubeVirt/CDI simulator are running")
+	if err := createTenantCluster(ctx, cl); err != nil {
+		return err
+	}
+	if err := waitTenantReady(ctx, o, cl); err != nil {
+		return err
+	}
 
 	md, err := applyExample(ctx, cl.user, o.example)
 	if err != nil {
@@ -89,7 +96,10 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	cleanupCtx, cancelCleanup := context.WithTimeout(context.WithoutCancel(ctx), o.timeout)
 	defer cancelCleanup()
-	return deleteAndVerify(cleanupCtx, o, cl, md)
+	if err := deleteAndVerify(cleanupCtx, o, cl, md); err != nil {
+		return err
+	}
+	return deleteTenantAndVerify(cleanupCtx, o, cl)
 }
 
 func ignoreCanceled(err error) error {

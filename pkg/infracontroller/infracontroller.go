@@ -254,6 +254,10 @@ func setupTenantClusters(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c 
 	if err := infrav1alpha1.AddToScheme(mgr.GetScheme()); err != nil {
 		return fmt.Errorf("failed to add the TenantCluster types to the scheme: %w", err)
 	}
+	mapper, err := tenantcluster.Mapper([]string{addons.KubeVirtCSI})
+	if err != nil {
+		return err
+	}
 	c.TenantClusters = &tenantcluster.Reconciler{
 		Client:              mgr.GetClient(),
 		APIReader:           mgr.GetAPIReader(),
@@ -261,7 +265,7 @@ func setupTenantClusters(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c 
 		KubeconfigSecret:    o.StorageClasses.SecretNameOrDefault(),
 		KubeconfigSecretKey: o.StorageClasses.SecretKeyOrDefault(),
 		Tenant: &tenantcluster.TenantObjects{
-			Clients: &tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: o.StorageClasses.WrapConfig},
+			Clients: &tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: o.StorageClasses.WrapConfig, Mapper: mapper},
 			Tenants: tenants,
 			Addons:  []string{addons.KubeVirtCSI},
 		},

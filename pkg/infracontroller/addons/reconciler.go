@@ -79,12 +79,21 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Options.SecretName == "" || r.Options.SecretKey == "" {
 		return errors.New("the addons controller needs the tenant kubeconfig Secret's name and key")
 	}
-	r.clients = tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: r.Options.WrapConfig}
-	kinds, err := watchedKinds(addons.KubeVirtCSI)
+	kinds, err := Kinds(addons.KubeVirtCSI)
 	if err != nil {
 		return err
 	}
-	r.watches.Scheme, r.watches.Kinds, r.watches.Wrap = clientgoscheme.Scheme, kinds, r.Options.WrapConfig
+	watched, err := watchedKinds(kinds)
+	if err != nil {
+		return err
+	}
+	// The legacy infra credentials Secret is read too.
+	mapper, err := tenant.StaticMapper(append(kinds, tenant.Kind{GVK: corev1.SchemeGroupVersion.WithKind("Secret"), Namespaced: true})...)
+	if err != nil {
+		return err
+	}
+	r.clients = tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: r.Options.WrapConfig, Mapper: mapper}
+	r.watches.Scheme, r.watches.Kinds, r.watches.Wrap, r.watches.Mapper = clientgoscheme.Scheme, watched, r.Options.WrapConfig, mapper
 	if err := mgr.Add(&r.watches); err != nil {
 		return fmt.Errorf("failed to add the tenant watches of the %s controller: %w", ControllerName, err)
 	}
@@ -153,32 +162,41 @@ func (r *Reconciler) forget(namespace string) {
 	r.watches.Stop(namespace)
 }
 
-// watchedKinds returns one typed object per kind the addon dir renders,
-// the kinds whose hand edits in tenant clusters the controller watches.
-func watchedKinds(dir string) ([]ctrlruntimeclient.Object, error) {
+// Kinds returns the kinds the addon dir renders, each with the scope its
+// manifests give it (an object without namespace is cluster-scoped).
+func Kinds(dir string) ([]tenant.Kind, error) {
 	objs, err := addons.Render(dir, addons.Params{ClusterID: "kinds", InfraNamespace: "kinds"})
 	if err != nil {
 		return nil, err
 	}
 	seen := map[schema.GroupVersionKind]bool{}
-	var kinds []ctrlruntimeclient.Object
+	var kinds []tenant.Kind
 	for _, obj := range objs {
 		gvk := obj.GroupVersionKind()
-		if seen[gvk] {
-			continue
+		if !seen[gvk] {
+			seen[gvk] = true
+			kinds = append(kinds, tenant.Kind{GVK: gvk, Namespaced: obj.GetNamespace() != ""})
 		}
-		seen[gvk] = true
-		typed, err := clientgoscheme.Scheme.New(gvk)
-		if err != nil {
-			return nil, fmt.Errorf("failed to watch the addon kind %s: %w", gvk, err)
-		}
-		kind, ok := typed.(ctrlruntimeclient.Object)
-		if !ok {
-			return nil, fmt.Errorf("the addon kind %s is not an object", gvk)
-		}
-		kinds = append(kinds, kind)
 	}
 	return kinds, nil
+}
+
+// watchedKinds returns one typed object per kind, the kinds whose hand
+// edits in tenant clusters the controller watches.
+func watchedKinds(kinds []tenant.Kind) ([]ctrlruntimeclient.Object, error) {
+	out := make([]ctrlruntimeclient.Object, 0, len(kinds))
+	for _, k := range kinds {
+		typed, err := clientgoscheme.Scheme.New(k.GVK)
+		if err != nil {
+			return nil, fmt.Errorf("failed to watch the addon kind %s: %w", k.GVK, err)
+		}
+		obj, ok := typed.(ctrlruntimeclient.Object)
+		if !ok {
+			return nil, fmt.Errorf("the addon kind %s is not an object", k.GVK)
+		}
+		out = append(out, obj)
+	}
+	return out, nil
 }
 
 // Apply renders the addon dir with p and applies every object to c with

@@ -90,15 +90,20 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Tenants.Validate(); err != nil {
 		return err
 	}
-	r.clients = tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: r.Options.WrapConfig}
+	mapper, err := tenant.StaticMapper(tenant.Kind{GVK: storagev1.SchemeGroupVersion.WithKind("StorageClass")})
+	if err != nil {
+		return err
+	}
+	r.clients = tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: r.Options.WrapConfig, Mapper: mapper}
 	r.watches.Scheme = clientgoscheme.Scheme
 	r.watches.Kinds = []ctrlruntimeclient.Object{&storagev1.StorageClass{}}
 	r.watches.Wrap = r.Options.WrapConfig
+	r.watches.Mapper = mapper
 	if err := mgr.Add(&r.watches); err != nil {
 		return fmt.Errorf("failed to add the tenant watches of the %s controller: %w", ControllerName, err)
 	}
 	secretName := r.Options.SecretNameOrDefault()
-	err := ctrl.NewControllerManagedBy(mgr).
+	err = ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
 		Watches(&storagev1.StorageClass{}, r.Tenants.EnqueueAll(r.Reader)).

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -24,6 +25,9 @@ type Clients struct {
 	// Wrap, when set, wraps the config of every tenant client (tests count
 	// requests with it).
 	Wrap func(*rest.Config)
+	// Mapper, when set, maps the kinds of every tenant client (see
+	// StaticMapper); without it each client discovers its cluster's API.
+	Mapper meta.RESTMapper
 
 	mu      sync.Mutex
 	entries map[string]tenantClient
@@ -51,7 +55,7 @@ func (c *Clients) Get(namespace string, kubeconfig []byte) (ctrlruntimeclient.Cl
 	if c.Wrap != nil {
 		c.Wrap(cfg)
 	}
-	cl, err := ctrlruntimeclient.New(cfg, ctrlruntimeclient.Options{Scheme: c.Scheme})
+	cl, err := ctrlruntimeclient.New(cfg, ctrlruntimeclient.Options{Scheme: c.Scheme, Mapper: c.Mapper})
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a client for the tenant cluster of %s: %w", namespace, err)
 	}

@@ -52,6 +52,9 @@ type Watches struct {
 	// Wrap, when set, adjusts the REST config of every tenant watch, e.g.
 	// to wrap its transport.
 	Wrap func(*rest.Config)
+	// Mapper, when set, maps Kinds for every tenant watch (see
+	// StaticMapper); without it each watch discovers its cluster's API.
+	Mapper meta.RESTMapper
 
 	mu sync.Mutex
 	// started is set by Start, stopped when its context ends.
@@ -150,6 +153,27 @@ func (w *Watches) newCache(namespace string, kubeconfig []byte) (cache.Cache, er
 	if w.Wrap != nil {
 		w.Wrap(cfg)
 	}
+	mapper, err := w.mapper(namespace, cfg)
+	if err != nil {
+		return nil, err
+	}
+	c, err := cache.New(cfg, cache.Options{
+		Scheme:               w.Scheme,
+		Mapper:               mapper,
+		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue}),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the cache of the tenant cluster of %s: %w", namespace, err)
+	}
+	return c, nil
+}
+
+// mapper returns w.Mapper, or a REST mapper that discovers the tenant
+// cluster's API.
+func (w *Watches) mapper(namespace string, cfg *rest.Config) (meta.RESTMapper, error) {
+	if w.Mapper != nil {
+		return w.Mapper, nil
+	}
 	// Discovery gets a timeout; the watches must not, as a client
 	// timeout would cut every watch stream after that long.
 	discoveryCfg := rest.CopyConfig(cfg)
@@ -162,15 +186,7 @@ func (w *Watches) newCache(namespace string, kubeconfig []byte) (cache.Cache, er
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the REST mapper of the tenant cluster of %s: %w", namespace, err)
 	}
-	c, err := cache.New(cfg, cache.Options{
-		Scheme:               w.Scheme,
-		Mapper:               mapper,
-		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue}),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("failed to create the cache of the tenant cluster of %s: %w", namespace, err)
-	}
-	return c, nil
+	return mapper, nil
 }
 
 // Stop ends the watch of namespace, if any; call it when the namespace or

@@ -9,11 +9,13 @@ import (
 
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
+	addonsctrl "github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
@@ -29,6 +31,20 @@ type TenantObjects struct {
 	Tenants tenant.Matcher
 	// Addons are the addon directories applied to tenant clusters.
 	Addons []string
+}
+
+// Mapper returns the REST mapper of the tenant clients of TenantObjects:
+// the kinds the addon dirs render and StorageClasses.
+func Mapper(dirs []string) (meta.RESTMapper, error) {
+	kinds := []tenant.Kind{{GVK: storagev1.SchemeGroupVersion.WithKind("StorageClass")}}
+	for _, dir := range dirs {
+		k, err := addonsctrl.Kinds(dir)
+		if err != nil {
+			return nil, err
+		}
+		kinds = append(kinds, k...)
+	}
+	return tenant.StaticMapper(kinds...)
 }
 
 // Clean deletes our objects in the tenant cluster of namespace, addon

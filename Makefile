@@ -50,8 +50,11 @@ bench: ## Run the benchmarks (API requests per provider call, builder throughput
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" $(GO) test -count=1 -run '^$$' -bench . -benchmem ./...
 
 .PHONY: fuzz
-fuzz: ## Fuzz the providerSpec parser for FUZZTIME.
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./pkg/cloudprovider/kubevirt/config
+fuzz: ## Fuzz every parser of user input for FUZZTIME each (providerSpec, image, network and NetworkPolicy ConfigMaps).
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/cloudprovider/kubevirt/config
+	$(GO) test -run '^$$' -fuzz '^FuzzParseImages$$' -fuzztime $(FUZZTIME) ./pkg/imagecache
+	$(GO) test -run '^$$' -fuzz '^FuzzParseNetworks$$' -fuzztime $(FUZZTIME) ./pkg/infracontroller/networks
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCustom$$' -fuzztime $(FUZZTIME) ./pkg/infracontroller/netpol
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate the controllers' RBAC into their charts from the +kubebuilder:rbac markers; generate the cluster.k8s.io CRDs from the SDK types; generate the TenantCluster deepcopy and CRD.

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -142,7 +143,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	p := r.Options.Images
 	p.ClusterID = strings.TrimPrefix(namespace, r.Tenants.Prefix)
 	p.InfraNamespace = namespace
-	if err := Apply(ctx, c, addons.KubeVirtCSI, p); err != nil {
+	if err := r.apply(ctx, c, namespace, p); err != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to apply the addons to the tenant cluster of %s: %w", namespace, err)
 	}
 	if err := deleteLegacySecret(ctx, c); err != nil {
@@ -206,6 +207,28 @@ func Apply(ctx context.Context, c ctrlruntimeclient.Client, dir string, p addons
 	if err != nil {
 		return err
 	}
+	return applyObjects(ctx, c, objs)
+}
+
+// apply applies the addon objects the tenant cluster of namespace does not
+// hold as rendered, as its watch cache sees them; before the cache has
+// synced, all of them.
+func (r *Reconciler) apply(ctx context.Context, c ctrlruntimeclient.Client, namespace string, p addons.Params) error {
+	objs, err := addons.Render(addons.KubeVirtCSI, p)
+	if err != nil {
+		return err
+	}
+	if reader, synced := r.watches.Reader(namespace); synced {
+		if objs, err = stale(ctx, reader, objs); err != nil {
+			return err
+		}
+	}
+	return applyObjects(ctx, c, objs)
+}
+
+// applyObjects applies objs in order with server-side apply, taking fields
+// back from other managers.
+func applyObjects(ctx context.Context, c ctrlruntimeclient.Client, objs []*unstructured.Unstructured) error {
 	for _, obj := range objs {
 		ac := ctrlruntimeclient.ApplyConfigurationFromUnstructured(obj)
 		if err := c.Apply(ctx, ac, ctrlruntimeclient.FieldOwner(FieldManager), ctrlruntimeclient.ForceOwnership); err != nil {

@@ -73,6 +73,9 @@ type watch struct {
 	cache     cache.Cache
 	// cancel ends the watch; nil until it is launched.
 	cancel context.CancelFunc
+	// regs are the handler registrations of the kinds, one per kind once
+	// the informers are set up; guarded by Watches.mu.
+	regs []toolscache.ResourceEventHandlerRegistration
 }
 
 // Source returns the source of the requests of tenant namespaces whose
@@ -208,6 +211,25 @@ func (w *Watches) stopLocked(namespace string) {
 	delete(w.entries, namespace)
 }
 
+// Reader returns the cache of the tenant cluster of namespace once every
+// watched kind has synced: it holds the objects of Kinds that carry
+// ManagedByLabel, as the tenant cluster has them. ok is false without a
+// watch or before it synced.
+func (w *Watches) Reader(namespace string) (ctrlruntimeclient.Reader, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e, found := w.entries[namespace]
+	if !found || len(e.regs) != len(w.Kinds) {
+		return nil, false
+	}
+	for _, reg := range e.regs {
+		if !reg.HasSynced() {
+			return nil, false
+		}
+	}
+	return e.cache, true
+}
+
 // Running returns the number of tenant namespaces being watched (or, before
 // the manager starts, to be watched).
 func (w *Watches) Running() int {
@@ -263,10 +285,14 @@ func (w *Watches) run(ctx context.Context, e *watch) {
 		if err != nil {
 			return // the watch was stopped
 		}
-		if _, err := informer.AddEventHandler(w.handler(e)); err != nil {
+		reg, err := informer.AddEventHandler(w.handler(e))
+		if err != nil {
 			log.Error(err, "failed to watch the tenant cluster", "kind", fmt.Sprintf("%T", kind))
 			return
 		}
+		w.mu.Lock()
+		e.regs = append(e.regs, reg)
+		w.mu.Unlock()
 	}
 	if err := e.cache.Start(ctx); err != nil {
 		log.Error(err, "the watch of the tenant cluster failed")

@@ -67,8 +67,7 @@ type Reconciler struct {
 	// Options configures the controller.
 	Options Options
 
-	clients tenant.Clients
-	watches tenant.Watches
+	access tenant.Access
 }
 
 // SetupWithManager registers the controller for tenant Namespaces and
@@ -93,9 +92,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	r.clients = tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: r.Options.WrapConfig, Mapper: mapper}
-	r.watches.Scheme, r.watches.Kinds, r.watches.Wrap, r.watches.Mapper = clientgoscheme.Scheme, watched, r.Options.WrapConfig, mapper
-	if err := mgr.Add(&r.watches); err != nil {
+	r.access.Clients = tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: r.Options.WrapConfig, Mapper: mapper}
+	r.access.Watches = tenant.Watches{Scheme: clientgoscheme.Scheme, Kinds: watched, Wrap: r.Options.WrapConfig, Mapper: mapper}
+	r.access.SecretName, r.access.SecretKey = r.Options.SecretName, r.Options.SecretKey
+	if err := mgr.Add(&r.access.Watches); err != nil {
 		return fmt.Errorf("failed to add the tenant watches of the %s controller: %w", ControllerName, err)
 	}
 	secretName := r.Options.SecretName
@@ -104,7 +104,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
 		Watches(&corev1.Secret{}, r.Tenants.EnqueueOwnNamespace(), builder.WithPredicates(
 			predicate.NewPredicateFuncs(func(obj ctrlruntimeclient.Object) bool { return obj.GetName() == secretName }))).
-		WatchesRawSource(r.watches.Source()).
+		WatchesRawSource(r.access.Watches.Source()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(r)
 	if err != nil {
@@ -118,26 +118,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	namespace, live, err := r.Tenants.Live(ctx, r.Reader, req)
 	if err != nil || !live {
 		if err == nil {
-			r.forget(req.Name)
+			r.access.Forget(req.Name)
 		}
 		return reconcile.Result{}, err
 	}
-	kubeconfig, err := tenant.SecretData(ctx, r.Reader, namespace, r.Options.SecretName, r.Options.SecretKey)
-	if err != nil || kubeconfig == nil {
-		if kubeconfig == nil && err == nil {
+	c, err := r.access.Connect(ctx, r.Reader, namespace)
+	if err != nil || c == nil {
+		if err == nil {
 			log.FromContext(ctx).V(1).Info("no tenant kubeconfig; skipping addons", "secret", r.Options.SecretName)
 		}
-		r.forget(namespace)
-		return reconcile.Result{}, err
-	}
-	c, err := r.clients.Get(namespace, kubeconfig)
-	if err != nil {
-		r.watches.Stop(namespace)
-		return reconcile.Result{}, err
-	}
-	// Cheap when the kubeconfig is unchanged; the watch starts in the
-	// background and never blocks this reconcile.
-	if err := r.watches.Ensure(namespace, kubeconfig); err != nil {
 		return reconcile.Result{}, err
 	}
 	p := r.Options.Images
@@ -154,13 +143,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // RunningWatches returns the number of tenant clusters being watched.
 func (r *Reconciler) RunningWatches() int {
-	return r.watches.Running()
-}
-
-// forget drops the client and the watch of a namespace.
-func (r *Reconciler) forget(namespace string) {
-	r.clients.Forget(namespace)
-	r.watches.Stop(namespace)
+	return r.access.Watches.Running()
 }
 
 // Kinds returns the kinds the addon dir renders, each with the scope its
@@ -218,7 +201,7 @@ func (r *Reconciler) apply(ctx context.Context, c ctrlruntimeclient.Client, name
 	if err != nil {
 		return err
 	}
-	if reader, synced := r.watches.Reader(namespace); synced {
+	if reader, synced := r.access.Watches.Reader(namespace); synced {
 		if objs, err = stale(ctx, reader, objs); err != nil {
 			return err
 		}

@@ -8,8 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -78,8 +76,7 @@ type Reconciler struct {
 	// Options configures the controller.
 	Options Options
 
-	clients tenant.Clients
-	watches tenant.Watches
+	access tenant.Access
 }
 
 // SetupWithManager registers the controller: tenant Namespaces, infra
@@ -94,12 +91,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	r.clients = tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: r.Options.WrapConfig, Mapper: mapper}
-	r.watches.Scheme = clientgoscheme.Scheme
-	r.watches.Kinds = []ctrlruntimeclient.Object{&storagev1.StorageClass{}}
-	r.watches.Wrap = r.Options.WrapConfig
-	r.watches.Mapper = mapper
-	if err := mgr.Add(&r.watches); err != nil {
+	r.access.Clients = tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: r.Options.WrapConfig, Mapper: mapper}
+	r.access.Watches.Scheme = clientgoscheme.Scheme
+	r.access.Watches.Kinds = []ctrlruntimeclient.Object{&storagev1.StorageClass{}}
+	r.access.Watches.Wrap = r.Options.WrapConfig
+	r.access.Watches.Mapper = mapper
+	r.access.SecretName, r.access.SecretKey = r.Options.SecretNameOrDefault(), r.Options.SecretKeyOrDefault()
+	if err := mgr.Add(&r.access.Watches); err != nil {
 		return fmt.Errorf("failed to add the tenant watches of the %s controller: %w", ControllerName, err)
 	}
 	secretName := r.Options.SecretNameOrDefault()
@@ -109,7 +107,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&storagev1.StorageClass{}, r.Tenants.EnqueueAll(r.Reader)).
 		Watches(&corev1.Secret{}, r.Tenants.EnqueueOwnNamespace(), builder.WithPredicates(
 			predicate.NewPredicateFuncs(func(obj ctrlruntimeclient.Object) bool { return obj.GetName() == secretName }))).
-		WatchesRawSource(r.watches.Source()).
+		WatchesRawSource(r.access.Watches.Source()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(r)
 	if err != nil {
@@ -124,12 +122,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	namespace, live, err := r.Tenants.Live(ctx, r.Reader, req)
 	if err != nil || !live {
 		if err == nil {
-			r.forget(req.Name)
+			r.access.Forget(req.Name)
 		}
 		return reconcile.Result{}, err
 	}
-	tenantClient, err := r.tenantClient(ctx, namespace)
+	tenantClient, err := r.access.Connect(ctx, r.Reader, namespace)
 	if err != nil || tenantClient == nil {
+		if err == nil {
+			log.FromContext(ctx).V(1).Info("no tenant kubeconfig; skipping storage classes", "secret", r.access.SecretName)
+		}
 		return reconcile.Result{}, err
 	}
 	var infra storagev1.StorageClassList
@@ -148,45 +149,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // RunningWatches returns the number of tenant clusters being watched.
 func (r *Reconciler) RunningWatches() int {
-	return r.watches.Running()
-}
-
-// forget drops the client and the watch of a namespace.
-func (r *Reconciler) forget(namespace string) {
-	r.clients.Forget(namespace)
-	r.watches.Stop(namespace)
-}
-
-// tenantClient returns the client of the namespace's tenant cluster, or
-// nil when the namespace has no kubeconfig Secret, and makes sure that
-// cluster is watched.
-func (r *Reconciler) tenantClient(ctx context.Context, namespace string) (ctrlruntimeclient.Client, error) {
-	var secret corev1.Secret
-	key := types.NamespacedName{Namespace: namespace, Name: r.Options.SecretNameOrDefault()}
-	if err := r.Reader.Get(ctx, key, &secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			log.FromContext(ctx).V(1).Info("no tenant kubeconfig; skipping storage classes", "secret", key.Name)
-			r.forget(namespace)
-			return nil, nil
-		}
-		return nil, fmt.Errorf("failed to get Secret %s: %w", key, err)
-	}
-	kubeconfig, ok := secret.Data[r.Options.SecretKeyOrDefault()]
-	if !ok {
-		r.forget(namespace)
-		return nil, fmt.Errorf("secret %s has no key %q", key, r.Options.SecretKeyOrDefault())
-	}
-	c, err := r.clients.Get(namespace, kubeconfig)
-	if err != nil {
-		r.watches.Stop(namespace)
-		return nil, err
-	}
-	// Cheap when the kubeconfig is unchanged; the watch starts in the
-	// background and never blocks this reconcile.
-	if err := r.watches.Ensure(namespace, kubeconfig); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return r.access.Watches.Running()
 }
 
 // syncClasses creates, updates, recreates and deletes tenant classes; classes

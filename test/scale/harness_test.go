@@ -129,18 +129,18 @@ func (p *controllerProcess) peakRSS() (int64, error) {
 }
 
 // requestsByHost sums the controller's rest_client_requests_total by API
-// server host:port.
-func (p *controllerProcess) requestsByHost(ctx context.Context) (map[string]float64, error) {
+// server host:port, and by host, method and status code.
+func (p *controllerProcess) requestsByHost(ctx context.Context) (byHost, byMethod map[string]float64, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.metricsAddr+"/metrics", nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("failed to scrape the controller: %w", err)
+		return nil, nil, fmt.Errorf("failed to scrape the controller: %w", err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	out := map[string]float64{}
+	byHost, byMethod = map[string]float64{}, map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
@@ -151,11 +151,12 @@ func (p *controllerProcess) requestsByHost(ctx context.Context) (map[string]floa
 		fields := strings.Fields(line)
 		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
 		if err != nil {
-			return nil, fmt.Errorf("bad metric line %q: %w", line, err)
+			return nil, nil, fmt.Errorf("bad metric line %q: %w", line, err)
 		}
-		out[host] += v
+		byHost[host] += v
+		byMethod[host+" "+labelValue(line, "method")+" "+labelValue(line, "code")] += v
 	}
-	return out, sc.Err()
+	return byHost, byMethod, sc.Err()
 }
 
 func labelValue(line, name string) string {

@@ -2,8 +2,11 @@ package scale
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,11 +61,16 @@ func measure(tb testing.TB, replicas int, timeout time.Duration) result {
 	if res.controllerTime, err = controllerScaleUp(tb, r, replicas, timeout); err != nil {
 		tb.Fatal(err)
 	}
-	byHost, err := ctrlProc.requestsByHost(tb.Context())
+	byHost, byMethod, err := ctrlProc.requestsByHost(tb.Context())
 	if err != nil {
 		tb.Fatal(err)
 	}
 	res.userRequests, res.infraRequests = byHost[hostOf(tb, r.user)], byHost[hostOf(tb, r.infra)]
+	user, infra := hostOf(tb, r.user), hostOf(tb, r.infra)
+	for _, key := range slices.Sorted(maps.Keys(byMethod)) {
+		side := strings.NewReplacer(user, "user", infra, "infra").Replace(key)
+		tb.Logf("requests %s: %.0f (%.2f per Machine)", side, byMethod[key], byMethod[key]/float64(replicas))
+	}
 	if res.peakRSS, err = ctrlProc.peakRSS(); err != nil {
 		tb.Fatal(err)
 	}

@@ -233,13 +233,26 @@ func (r *reconciler) patchStatus(ctx context.Context, machine *clusterv1alpha1.M
 // applies the modifiers and patches the Machine.
 func (r *reconciler) updater(ctx context.Context) cloudprovider.MachineUpdater {
 	return func(machine *clusterv1alpha1.Machine, modifiers ...func(*clusterv1alpha1.Machine)) error {
-		base := machine.DeepCopy()
-		for _, m := range modifiers {
-			m(machine)
-		}
-		if err := r.client.Patch(ctx, machine, ctrlruntimeclient.MergeFromWithOptions(base, ctrlruntimeclient.MergeFromWithOptimisticLock{})); err != nil {
-			return fmt.Errorf("failed to patch Machine %s/%s: %w", machine.Namespace, machine.Name, err)
-		}
-		return nil
+		return r.patchMachine(ctx, machine, func(m *clusterv1alpha1.Machine) {
+			for _, modify := range modifiers {
+				modify(m)
+			}
+		})
 	}
+}
+
+// patchMachine applies mutate to the Machine's metadata or spec and
+// patches it, with optimistic locking. The Machine's status as this
+// reconcile has changed it is kept: the patch response carries the stored
+// status, which would otherwise silently replace what the deferred status
+// patch is to write.
+func (r *reconciler) patchMachine(ctx context.Context, machine *clusterv1alpha1.Machine, mutate func(*clusterv1alpha1.Machine)) error {
+	base := machine.DeepCopy()
+	mutate(machine)
+	status := machine.Status.DeepCopy()
+	defer func() { machine.Status = *status }()
+	if err := r.client.Patch(ctx, machine, ctrlruntimeclient.MergeFromWithOptions(base, ctrlruntimeclient.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("failed to patch Machine %s/%s: %w", machine.Namespace, machine.Name, err)
+	}
+	return nil
 }

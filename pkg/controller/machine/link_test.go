@@ -94,3 +94,28 @@ func TestReconcileSetsProviderIDs(t *testing.T) {
 		})
 	}
 }
+
+// Setting spec.providerID patches the Machine mid-reconcile; the status the
+// reconcile has built up (addresses, nodeRef) must still be written by the
+// same reconcile.
+func TestProviderIDPatchKeepsStatus(t *testing.T) {
+	m := newMachine()
+	m.Finalizers = []string{FinalizerDelete, FinalizerNodeDelete}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "node-1"},
+		Status:     corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}}},
+	}
+	f := newFixture(t, m, node)
+	f.provider.instances["m-1"] = &fakeInstance{name: "m-1", addresses: map[string]corev1.NodeAddressType{"10.0.0.1": corev1.NodeInternalIP}}
+	if _, err := f.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	got := f.machine()
+	if got.Spec.ProviderID == nil || got.Status.NodeRef == nil {
+		t.Fatalf("providerID %v, nodeRef %v after one reconcile; want both", got.Spec.ProviderID, got.Status.NodeRef)
+	}
+	want := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}}
+	if diff := cmp.Diff(want, got.Status.Addresses); diff != "" {
+		t.Errorf("addresses after one reconcile (-want +got):\n%s", diff)
+	}
+}

@@ -147,12 +147,7 @@ func (r *reconciler) setProviderID(ctx context.Context, machine *clusterv1alpha1
 	if providerID == "" || machine.Spec.ProviderID != nil {
 		return nil
 	}
-	base := machine.DeepCopy()
-	machine.Spec.ProviderID = &providerID
-	if err := r.client.Patch(ctx, machine, ctrlruntimeclient.MergeFromWithOptions(base, ctrlruntimeclient.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("failed to set spec.providerID of Machine %s/%s: %w", machine.Namespace, machine.Name, err)
-	}
-	return nil
+	return r.patchMachine(ctx, machine, func(m *clusterv1alpha1.Machine) { m.Spec.ProviderID = &providerID })
 }
 
 // sortedAddresses turns the instance addresses into a sorted list.

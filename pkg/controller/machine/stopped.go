@@ -43,19 +43,16 @@ func (r *reconciler) downSince(ctx context.Context, machine *clusterv1alpha1.Mac
 
 // setDownSince sets AnnotationDownSince to value, or removes it for "".
 func (r *reconciler) setDownSince(ctx context.Context, machine *clusterv1alpha1.Machine, value string) error {
-	base := machine.DeepCopy()
-	if value == "" {
-		delete(machine.Annotations, AnnotationDownSince)
-	} else {
-		if machine.Annotations == nil {
-			machine.Annotations = map[string]string{}
+	return r.patchMachine(ctx, machine, func(m *clusterv1alpha1.Machine) {
+		if value == "" {
+			delete(m.Annotations, AnnotationDownSince)
+			return
 		}
-		machine.Annotations[AnnotationDownSince] = value
-	}
-	if err := r.client.Patch(ctx, machine, ctrlruntimeclient.MergeFrom(base)); err != nil {
-		return fmt.Errorf("failed to record the down time of Machine %s/%s: %w", machine.Namespace, machine.Name, err)
-	}
-	return nil
+		if m.Annotations == nil {
+			m.Annotations = map[string]string{}
+		}
+		m.Annotations[AnnotationDownSince] = value
+	})
 }
 
 // instanceDown reports whether an instance that should run does not: it

@@ -72,6 +72,9 @@ func startSuite(t *testing.T) *suite {
 		WorkerCount:     4,
 		StoppedGrace:    stoppedGrace,
 		Getenv:          func(string) string { return "" },
+		// The process may have registered the controllers before: a
+		// restart below, or an earlier run of the suite (go test -count).
+		SkipNameValidation: true,
 	}
 	done := make(chan struct{})
 	go func() {

@@ -115,18 +115,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // Reconcile applies the addons to the tenant cluster of one namespace.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	namespace, live, err := r.Tenants.Live(ctx, r.Reader, req)
-	if err != nil || !live {
-		if err == nil {
-			r.access.Forget(req.Name)
-		}
-		return reconcile.Result{}, err
-	}
-	c, err := r.access.Connect(ctx, r.Reader, namespace)
+	namespace, c, err := r.access.Tenant(ctx, r.Reader, r.Tenants, req)
 	if err != nil || c == nil {
-		if err == nil {
-			log.FromContext(ctx).V(1).Info("no tenant kubeconfig; skipping addons", "secret", r.Options.SecretName)
-		}
 		return reconcile.Result{}, err
 	}
 	p := r.Options.Images

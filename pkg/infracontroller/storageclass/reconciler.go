@@ -119,18 +119,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile brings the storage classes of one tenant cluster in line with
 // the annotated infra classes.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	namespace, live, err := r.Tenants.Live(ctx, r.Reader, req)
-	if err != nil || !live {
-		if err == nil {
-			r.access.Forget(req.Name)
-		}
-		return reconcile.Result{}, err
-	}
-	tenantClient, err := r.access.Connect(ctx, r.Reader, namespace)
+	namespace, tenantClient, err := r.access.Tenant(ctx, r.Reader, r.Tenants, req)
 	if err != nil || tenantClient == nil {
-		if err == nil {
-			log.FromContext(ctx).V(1).Info("no tenant kubeconfig; skipping storage classes", "secret", r.access.SecretName)
-		}
 		return reconcile.Result{}, err
 	}
 	var infra storagev1.StorageClassList

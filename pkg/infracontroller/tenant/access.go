@@ -4,6 +4,8 @@ import (
 	"context"
 
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // Access is how one controller reaches tenant clusters: per tenant
@@ -41,6 +43,25 @@ func (a *Access) Connect(ctx context.Context, reader ctrlruntimeclient.Reader, n
 		return nil, err
 	}
 	return c, nil
+}
+
+// Tenant returns the tenant namespace of req and the client of its tenant
+// cluster, watched from now on; no client (and no error) when the namespace
+// is not a live tenant namespace, whose client and watch are dropped, or
+// has no kubeconfig Secret.
+func (a *Access) Tenant(ctx context.Context, reader ctrlruntimeclient.Reader, tenants Matcher, req reconcile.Request) (string, ctrlruntimeclient.Client, error) {
+	namespace, live, err := tenants.Live(ctx, reader, req)
+	if err != nil || !live {
+		if err == nil {
+			a.Forget(req.Name)
+		}
+		return "", nil, err
+	}
+	c, err := a.Connect(ctx, reader, namespace)
+	if err == nil && c == nil {
+		log.FromContext(ctx).V(1).Info("no tenant kubeconfig; skipping the tenant cluster", "secret", a.SecretName)
+	}
+	return namespace, c, err
 }
 
 // Forget drops the client and the watch of namespace.

@@ -53,3 +53,39 @@ func TestAccessConnect(t *testing.T) {
 		})
 	}
 }
+
+func TestAccessTenant(t *testing.T) {
+	kc := map[string][]byte{"kubeconfig": kubeconfig(t, "https://127.0.0.1:1")}
+	reader := fake.NewClientBuilder().WithObjects(
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cluster-a"}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cluster-torn", Annotations: map[string]string{DeletingAnnotation: "true"}}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-a", Name: "tenant-kubeconfig"}, Data: kc},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-torn", Name: "tenant-kubeconfig"}, Data: kc},
+	).Build()
+	for _, tc := range []struct {
+		namespace   string
+		wantClient  bool
+		wantWatches int
+	}{
+		{namespace: "cluster-a", wantClient: true, wantWatches: 1},
+		{namespace: "cluster-torn"},
+		{namespace: "cluster-missing"},
+	} {
+		t.Run(tc.namespace, func(t *testing.T) {
+			a := &Access{SecretName: "tenant-kubeconfig", SecretKey: "kubeconfig"}
+			a.Clients.Scheme = clientgoscheme.Scheme
+			a.Watches.Kinds = []ctrlruntimeclient.Object{&storagev1.StorageClass{}}
+			must(t, a.Watches.Ensure(tc.namespace, kc["kubeconfig"]))
+			namespace, c, err := a.Tenant(t.Context(), reader, Matcher{Prefix: DefaultPrefix}, Request(tc.namespace))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (c != nil) != tc.wantClient || (namespace != "") != tc.wantClient {
+				t.Errorf("Tenant = %q, %v; want a client: %t", namespace, c, tc.wantClient)
+			}
+			if n := a.Watches.Running(); n != tc.wantWatches {
+				t.Errorf("running watches = %d, want %d", n, tc.wantWatches)
+			}
+		})
+	}
+}

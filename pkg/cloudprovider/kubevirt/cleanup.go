@@ -31,49 +31,74 @@ func (p *Provider) Cleanup(ctx context.Context, _ *zap.SugaredLogger, machine *c
 	if err != nil {
 		return false, err
 	}
-	c := t.infra
-	key := ctrlruntimeclient.ObjectKey{Namespace: c.Namespace, Name: machine.Name}
+	return cleanupInstance(ctx, t.infra, machine.Name)
+}
 
+// cleanupInstance is one pass of Cleanup on the infra cluster.
+func cleanupInstance(ctx context.Context, c *infra.Client, name string) (bool, error) {
+	key := ctrlruntimeclient.ObjectKey{Namespace: c.Namespace, Name: name}
 	v := &kubevirtcorev1.VirtualMachine{}
-	vmGone, err := deleteIfPresent(ctx, c, key, v, ctrlruntimeclient.PropagationPolicy(metav1.DeletePropagationBackground))
+	vmState, err := deleteIfPresent(ctx, c, key, v, ctrlruntimeclient.PropagationPolicy(metav1.DeletePropagationBackground))
 	if err != nil {
 		return false, err
 	}
-	secretKey := ctrlruntimeclient.ObjectKey{Namespace: c.Namespace, Name: vm.UserDataSecretName(machine.Name)}
-	secretGone, err := deleteIfPresent(ctx, c, secretKey, &corev1.Secret{})
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: vm.UserDataSecretName(name)}}
+	secretState, err := deleteIfPresent(ctx, c, ctrlruntimeclient.ObjectKeyFromObject(secret), secret)
 	if err != nil {
 		return false, err
+	}
+	if vmState == deleteSent && secretState == notCached {
+		// The Secret is created before its VM, but the two informers are
+		// independent: a cache that shows the VM may not show the Secret
+		// yet. The pass that deletes the VM therefore deletes the Secret
+		// without asking the cache; later passes trust it again.
+		if err := c.Writer.Delete(ctx, secret); err != nil && !apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("failed to delete Secret %s: %w", ctrlruntimeclient.ObjectKeyFromObject(secret), err)
+		}
+		secretState = deleteSent
 	}
 	var templates []string
-	if !vmGone {
+	if vmState != notCached {
 		for _, dv := range v.Spec.DataVolumeTemplates {
 			templates = append(templates, dv.Name)
 		}
 	}
-	dataVolumes, err := remainingDataVolumes(ctx, c, machine.Name, templates)
+	dataVolumes, err := remainingDataVolumes(ctx, c, name, templates)
 	if err != nil {
 		return false, err
 	}
-	return vmGone && secretGone && dataVolumes == 0, nil
+	return vmState == notCached && secretState == notCached && dataVolumes == 0, nil
 }
 
+// deletion is what deleteIfPresent found and did.
+type deletion int
+
+const (
+	// notCached: the cache does not hold the object.
+	notCached deletion = iota
+	// terminating: the object is already being deleted.
+	terminating
+	// deleteSent: this call sent the deletion.
+	deleteSent
+)
+
 // deleteIfPresent reads obj from the cache and deletes it unless it is gone
-// or already being deleted. It reports whether the object is gone.
-func deleteIfPresent(ctx context.Context, c *infra.Client, key ctrlruntimeclient.ObjectKey, obj ctrlruntimeclient.Object, opts ...ctrlruntimeclient.DeleteOption) (bool, error) {
+// or already being deleted.
+func deleteIfPresent(ctx context.Context, c *infra.Client, key ctrlruntimeclient.ObjectKey, obj ctrlruntimeclient.Object, opts ...ctrlruntimeclient.DeleteOption) (deletion, error) {
 	kind := fmt.Sprintf("%T", obj)
 	if err := c.Reader.Get(ctx, key, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			return true, nil
+			return notCached, nil
 		}
-		return false, fmt.Errorf("failed to get %s %s: %w", kind, key, err)
+		return notCached, fmt.Errorf("failed to get %s %s: %w", kind, key, err)
 	}
 	if obj.GetDeletionTimestamp() != nil {
-		return false, nil
+		return terminating, nil
 	}
 	if err := c.Writer.Delete(ctx, obj, opts...); err != nil && !apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("failed to delete %s %s: %w", kind, key, err)
+		return deleteSent, fmt.Errorf("failed to delete %s %s: %w", kind, key, err)
 	}
-	return false, nil
+	return deleteSent, nil
 }
 
 // remainingDataVolumes counts the DataVolumes of a VM that still exist: the

@@ -1,12 +1,17 @@
 package kubevirt
 
 import (
+	"context"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 	cdicorev1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -117,5 +122,58 @@ func TestCleanupWithoutInstance(t *testing.T) {
 	done, err := f.provider.Cleanup(t.Context(), nil, machine("never-created", f.spec(t, "")), f.data)
 	if err != nil || !done {
 		t.Errorf("got done=%v, %v; want done", done, err)
+	}
+}
+
+// secretBlindReader is an infra cache whose Secret informer lags behind:
+// it has never seen a Secret.
+type secretBlindReader struct{ ctrlruntimeclient.Reader }
+
+func (r secretBlindReader) Get(ctx context.Context, key ctrlruntimeclient.ObjectKey, obj ctrlruntimeclient.Object, opts ...ctrlruntimeclient.GetOption) error {
+	if _, ok := obj.(*corev1.Secret); ok {
+		return apierrors.NewNotFound(corev1.Resource("secrets"), key.Name)
+	}
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+// TestCleanupDeletesSecretTheCacheMissed: the Secret is created before the
+// VM, but its informer may not have delivered it when Cleanup runs (a
+// fresh-clone CI run caught Cleanup reporting done with the Secret left).
+func TestCleanupDeletesSecretTheCacheMissed(t *testing.T) {
+	f := newFixture(t, sharedEnv(t))
+	ctx := t.Context()
+	m := machine("worker-lagging-cache", f.spec(t, ""))
+	if _, err := f.provider.Create(ctx, nil, m, f.data, testUserData); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	v, secret := f.objects(t, m.Name)
+	f.waitForCache(t, v, true)
+	c, err := f.clients.Get(ctx, f.env.KubeconfigBytes, f.namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lagging := &infra.Client{Namespace: c.Namespace, Reader: secretBlindReader{c.Reader}, Writer: c.Writer}
+
+	f.counter.Reset()
+	if done, err := cleanupInstance(ctx, lagging, m.Name); err != nil || done {
+		t.Fatalf("first pass: got done=%v, %v; want not done", done, err)
+	}
+	if err := f.env.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(secret), secret); !apierrors.IsNotFound(err) {
+		t.Errorf("the Secret the cache had not seen is still there (%v)", err)
+	}
+	want := map[envtest.Request]int{
+		{Verb: "DELETE", Resource: "kubevirt.io/v1/virtualmachines"}: 1,
+		{Verb: "DELETE", Resource: "v1/secrets"}:                     1,
+	}
+	if diff := cmp.Diff(want, f.counter.Counts()); diff != "" {
+		t.Errorf("requests of the first pass (-want +got):\n%s", diff)
+	}
+	f.waitForCache(t, v, false)
+	f.counter.Reset()
+	if done, err := cleanupInstance(ctx, lagging, m.Name); err != nil || !done {
+		t.Errorf("pass after the VM went: got done=%v, %v; want done", done, err)
+	}
+	if got := f.counter.Counts(); len(got) != 0 {
+		t.Errorf("the pass after the VM went made requests: %v", got)
 	}
 }

@@ -140,9 +140,15 @@ func (s *suite) scale(t *testing.T, ms *clusterv1alpha1.MachineSet, replicas int
 // and available replicas. It returns the Machines.
 func (s *suite) waitForReplicas(t *testing.T, ms *clusterv1alpha1.MachineSet, n int) []clusterv1alpha1.Machine {
 	t.Helper()
+	return s.waitForReplicasWithin(t, ms, n, timeout)
+}
+
+// waitForReplicasWithin is waitForReplicas with its own bound.
+func (s *suite) waitForReplicasWithin(t *testing.T, ms *clusterv1alpha1.MachineSet, n int, within time.Duration) []clusterv1alpha1.Machine {
+	t.Helper()
 	ctx := t.Context()
 	var machines clusterv1alpha1.MachineList
-	waitFor(t, timeout, fmt.Sprintf("%d replicas", n), func() (bool, string) {
+	waitFor(t, within, fmt.Sprintf("%d replicas", n), func() (bool, string) {
 		machines = clusterv1alpha1.MachineList{}
 		vms := &kubevirtcorev1.VirtualMachineList{}
 		nodes := &corev1.NodeList{}
@@ -166,13 +172,28 @@ func (s *suite) waitForReplicas(t *testing.T, ms *clusterv1alpha1.MachineSet, n 
 			}
 		}
 		st := got.Status
-		state := fmt.Sprintf("machines=%d linked=%d vms=%d nodes=%d status=%d/%d/%d", len(machines.Items), linked,
-			len(vms.Items), len(nodes.Items), st.Replicas, st.ReadyReplicas, st.AvailableReplicas)
+		state := fmt.Sprintf("machines=%d linked=%d vms=%d nodes=%d (not ready: %v) status=%d/%d/%d", len(machines.Items), linked,
+			len(vms.Items), len(nodes.Items), notReady(nodes.Items), st.Replicas, st.ReadyReplicas, st.AvailableReplicas)
 		ok := len(machines.Items) == n && linked == n && len(vms.Items) == n && len(nodes.Items) == n &&
 			st.Replicas == int32(n) && st.ReadyReplicas == int32(n) && st.AvailableReplicas == int32(n)
 		return ok, state
 	})
 	return machines.Items
+}
+
+// notReady names the Nodes whose Ready condition is not True.
+func notReady(nodes []corev1.Node) []string {
+	var names []string
+	for _, n := range nodes {
+		ready := false
+		for _, c := range n.Status.Conditions {
+			ready = ready || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue)
+		}
+		if !ready {
+			names = append(names, n.Name)
+		}
+	}
+	return names
 }
 
 // checkNodes checks that every Machine's Node carries what the Machine

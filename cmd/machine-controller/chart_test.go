@@ -60,14 +60,17 @@ func TestChartArgsParse(t *testing.T) {
 			want: map[string]string{
 				"leader-elect": "true", "leader-election-namespace": "kubevirt-kkp", "metrics-bind-address": ":8080",
 				"health-probe-bind-address": ":8085", "kubeconfig": "", "infra-kubeconfig": "", "drain-timeout": "10m0s",
+				"instance-stopped-grace": "5m0s", "max-retry-delay": "2m0s",
 			},
 		},
 		{
-			name:   "kubeconfigs and timeouts",
-			values: map[string]any{"userKubeconfigSecret": "user", "infraKubeconfigSecret": "infra", "infraNamespace": "tenant-a", "joinClusterTimeout": "15m", "qps": 20, "controllerName": "kubevirt"},
+			name: "kubeconfigs and timeouts",
+			values: map[string]any{"userKubeconfigSecret": "user", "infraKubeconfigSecret": "infra", "infraNamespace": "tenant-a", "joinClusterTimeout": "15m", "qps": 20, "controllerName": "kubevirt",
+				"instanceStoppedGrace": "-1s", "maxRetryDelay": "30s"},
 			want: map[string]string{
 				"kubeconfig": "/etc/kubevirt-kkp/user/kubeconfig", "infra-kubeconfig": "/etc/kubevirt-kkp/infra/kubeconfig",
 				"infra-namespace": "tenant-a", "join-cluster-timeout": "15m0s", "qps": "20", "name": "kubevirt",
+				"instance-stopped-grace": "-1s", "max-retry-delay": "30s",
 			},
 		},
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machine"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -28,6 +29,7 @@ type runFlags struct {
 	joinTimeout             time.Duration
 	name                    string
 	stoppedGrace            time.Duration
+	maxRetryDelay           time.Duration
 	qps                     float32
 	burst                   int
 	metricsAddress          string
@@ -65,6 +67,7 @@ namespace's VirtualMachines and VirtualMachineInstances are watched instead of p
 	fl.DurationVar(&f.drainTimeout, "drain-timeout", 10*time.Minute, "how long a deleted Machine's Node is drained before deletion goes on; negative disables drains")
 	fl.DurationVar(&f.joinTimeout, "join-cluster-timeout", 0, "delete (and so replace) a MachineSet's Machine whose Node has not joined this long after its creation; 0 disables")
 	fl.DurationVar(&f.stoppedGrace, "instance-stopped-grace", machine.DefaultStoppedGrace, "delete (and so replace) a MachineSet's Machine whose VM has been stopped, failing or without its VMI this long; negative disables")
+	fl.DurationVar(&f.maxRetryDelay, "max-retry-delay", queue.DefaultMaxRetryDelay, "longest wait before a failing Machine, MachineSet or MachineDeployment is retried (the wait doubles from 5ms); bounds how long objects wait after an infra outage")
 	fl.Float32Var(&f.qps, "qps", 50, "requests per second to the user cluster")
 	fl.IntVar(&f.burst, "burst", 100, "request burst to the user cluster")
 	fl.StringVar(&f.metricsAddress, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
@@ -103,6 +106,7 @@ func (f *runFlags) options(errOut io.Writer) (controller.RunOptions, error) {
 		JoinTimeout:             f.joinTimeout,
 		Name:                    f.name,
 		StoppedGrace:            f.stoppedGrace,
+		MaxRetryDelay:           f.maxRetryDelay,
 		MetricsAddress:          f.metricsAddress,
 		HealthAddress:           f.healthAddress,
 		LeaderElection:          f.leaderElect,

@@ -69,6 +69,9 @@ type RunOptions struct {
 	// Machine of a MachineSet is replaced; 0 takes
 	// machine.DefaultStoppedGrace, negative disables.
 	StoppedGrace time.Duration
+	// MaxRetryDelay caps the retry backoff of a failing reconcile;
+	// queue.DefaultMaxRetryDelay when 0.
+	MaxRetryDelay time.Duration
 	// SkipNameValidation lets Run be called more than once in a process
 	// (tests that restart the controller); see Options.
 	SkipNameValidation bool
@@ -117,7 +120,7 @@ func (o RunOptions) Run(ctx context.Context) error {
 	}
 	defer clients.Stop()
 	opts := Options{Log: log.Sugar(), WorkerCount: o.WorkerCount, InfraNamespace: o.InfraNamespace, DrainTimeout: o.DrainTimeout, JoinTimeout: o.JoinTimeout,
-		StoppedGrace: o.StoppedGrace, SkipNameValidation: o.SkipNameValidation, Name: o.Name,
+		StoppedGrace: o.StoppedGrace, MaxRetryDelay: o.MaxRetryDelay, SkipNameValidation: o.SkipNameValidation, Name: o.Name,
 	}
 	if len(infraKubeconfig) > 0 {
 		cfg, ns, err := infraConfig(infraKubeconfig)

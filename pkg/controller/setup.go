@@ -11,6 +11,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machine"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machinedeployment"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machineset"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -42,6 +43,9 @@ type Options struct {
 	// StoppedGrace bounds how long an instance may be down before its
 	// Machine is replaced (see machine.Options).
 	StoppedGrace time.Duration
+	// MaxRetryDelay caps the retry backoff of a failing reconcile;
+	// queue.DefaultMaxRetryDelay when 0.
+	MaxRetryDelay time.Duration
 	// SkipNameValidation lets the controllers be added more than once in
 	// a process (tests that restart them).
 	SkipNameValidation bool
@@ -53,9 +57,9 @@ type Options struct {
 // Add registers the Machine, MachineSet and MachineDeployment controllers,
 // and the infra cluster watch when configured, with mgr.
 func Add(mgr ctrl.Manager, opts Options) error {
-	mopts := machine.Options{Provider: opts.Provider, Log: opts.Log, WorkerCount: opts.WorkerCount, DrainTimeout: opts.DrainTimeout,
-		JoinTimeout: opts.JoinTimeout, StoppedGrace: opts.StoppedGrace,
-		SkipNameValidation: opts.SkipNameValidation, Name: opts.Name,
+	q := queue.Options{Workers: opts.WorkerCount, MaxRetryDelay: opts.MaxRetryDelay, SkipNameValidation: opts.SkipNameValidation}
+	mopts := machine.Options{Provider: opts.Provider, Log: opts.Log, Queue: q, DrainTimeout: opts.DrainTimeout,
+		JoinTimeout: opts.JoinTimeout, StoppedGrace: opts.StoppedGrace, Name: opts.Name,
 	}
 	if opts.InfraConfig != nil {
 		infraCluster, err := NewInfraCluster(opts.InfraConfig, opts.InfraNamespace)
@@ -73,10 +77,10 @@ func Add(mgr ctrl.Manager, opts Options) error {
 	if err := machine.Add(mgr, mopts); err != nil {
 		return fmt.Errorf("failed to add the Machine controller: %w", err)
 	}
-	if err := machineset.Add(mgr, machineset.Options{WorkerCount: opts.WorkerCount, SkipNameValidation: opts.SkipNameValidation}); err != nil {
+	if err := machineset.Add(mgr, machineset.Options{Queue: q}); err != nil {
 		return fmt.Errorf("failed to add the MachineSet controller: %w", err)
 	}
-	if err := machinedeployment.Add(mgr, machinedeployment.Options{WorkerCount: opts.WorkerCount, SkipNameValidation: opts.SkipNameValidation}); err != nil {
+	if err := machinedeployment.Add(mgr, machinedeployment.Options{Queue: q}); err != nil {
 		return fmt.Errorf("failed to add the MachineDeployment controller: %w", err)
 	}
 	return nil

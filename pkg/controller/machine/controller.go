@@ -9,16 +9,15 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -55,8 +54,8 @@ type Options struct {
 	Provider cloudprovider.Provider
 	// Log is passed to provider calls; zap.NewNop when nil.
 	Log *zap.SugaredLogger
-	// WorkerCount is the number of Machines reconciled at once; 1 when < 1.
-	WorkerCount int
+	// Queue holds the number of workers and the retry backoff.
+	Queue queue.Options
 	// Infra, when set, is a cluster of the infra namespace whose
 	// VirtualMachine and VirtualMachineInstance changes enqueue the Machine
 	// of the same name. Without it the controller polls while it waits for
@@ -79,10 +78,6 @@ type Options struct {
 	// Node) before a Machine of a MachineSet is deleted and so replaced;
 	// DefaultStoppedGrace when 0, never when negative.
 	StoppedGrace time.Duration
-	// SkipNameValidation lets a process register the controller more than
-	// once (tests that restart the controllers); controller-runtime
-	// otherwise refuses a second controller of the same name.
-	SkipNameValidation bool
 	// Name selects the Machines of this controller: those whose label
 	// LabelController equals it; "" selects the Machines without the
 	// label. Kubermatic's machine-controller has the same -name flag, so
@@ -161,7 +156,7 @@ func Add(mgr ctrl.Manager, opts Options) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&clusterv1alpha1.Machine{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.WorkerCount, 1), SkipNameValidation: ptr.To(opts.SkipNameValidation)})
+		WithOptions(opts.Queue.Controller())
 	b = watchNodes(b, mgr.GetClient())
 	if opts.Infra != nil {
 		b = watchInfra(b, opts.Infra, mgr.GetClient())

@@ -11,6 +11,7 @@ import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/ownership"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -18,7 +19,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -33,13 +33,8 @@ const waitForSets = time.Second
 
 // Options configure the MachineDeployment controller.
 type Options struct {
-	// WorkerCount is the number of MachineDeployments reconciled at once;
-	// 1 when < 1.
-	WorkerCount int
-	// SkipNameValidation lets a process register the controller more than
-	// once (tests that restart the controllers); controller-runtime
-	// otherwise refuses a second controller of the same name.
-	SkipNameValidation bool
+	// Queue holds the number of workers and the retry backoff.
+	Queue queue.Options
 }
 
 // reconciler reconciles MachineDeployments.
@@ -58,7 +53,7 @@ func Add(mgr ctrl.Manager, opts Options) error {
 		For(&clusterv1alpha1.MachineDeployment{}).
 		Owns(&clusterv1alpha1.MachineSet{}).
 		Watches(&clusterv1alpha1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsForOrphan)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.WorkerCount, 1), SkipNameValidation: ptr.To(opts.SkipNameValidation)}).
+		WithOptions(opts.Queue.Controller()).
 		Complete(r)
 }
 

@@ -8,6 +8,7 @@ import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/ownership"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +18,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -27,12 +27,8 @@ const ControllerName = "machineset-controller"
 
 // Options configure the MachineSet controller.
 type Options struct {
-	// WorkerCount is the number of MachineSets reconciled at once; 1 when < 1.
-	WorkerCount int
-	// SkipNameValidation lets a process register the controller more than
-	// once (tests that restart the controllers); controller-runtime
-	// otherwise refuses a second controller of the same name.
-	SkipNameValidation bool
+	// Queue holds the number of workers and the retry backoff.
+	Queue queue.Options
 }
 
 // reconciler reconciles MachineSets.
@@ -50,7 +46,7 @@ func Add(mgr ctrl.Manager, opts Options) error {
 		Owns(&clusterv1alpha1.Machine{}).
 		Watches(&clusterv1alpha1.Machine{}, handler.EnqueueRequestsFromMapFunc(r.setsForOrphan)).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.setOfNode), builder.WithPredicates(nodeReadinessChanged)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.WorkerCount, 1), SkipNameValidation: ptr.To(opts.SkipNameValidation)}).
+		WithOptions(opts.Queue.Controller()).
 		Complete(r)
 }
 

@@ -101,7 +101,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if md.Spec.Paused {
 		err = r.scalePaused(ctx, md, newSet, olds, l)
 	} else {
-		newSet, created, err = r.rollout(ctx, md, newSet, olds, l)
+		var scaled bool
+		scaled, err = r.scaleMidRollout(ctx, md, newSet, olds, l)
+		if err == nil && !scaled {
+			newSet, created, err = r.rollout(ctx, md, newSet, olds, l)
+		}
 	}
 	if err != nil {
 		return reconcile.Result{}, err

@@ -83,13 +83,21 @@ func (s *suite) testMachineDeployment(t *testing.T) {
 		t.Errorf("scale subresource: spec %d status %d, want 2 and 2", got.Spec.Replicas, got.Status.Replicas)
 	}
 
-	if err := c.Delete(ctx, md); err != nil {
+	s.deleteDeployment(t, md)
+}
+
+// deleteDeployment deletes a MachineDeployment and waits until none of its
+// MachineSets, Machines, VMs or Nodes is left.
+func (s *suite) deleteDeployment(t *testing.T, md *clusterv1alpha1.MachineDeployment) {
+	t.Helper()
+	ctx := t.Context()
+	if err := s.user.Client.Delete(ctx, md); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, timeout, "everything deleted", func() (bool, string) {
 		left := s.leftovers(t)
 		sets := &clusterv1alpha1.MachineSetList{}
-		if err := c.List(ctx, sets); err != nil {
+		if err := s.user.Client.List(ctx, sets); err != nil {
 			return false, err.Error()
 		}
 		if len(sets.Items) > 0 {

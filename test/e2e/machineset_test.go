@@ -51,6 +51,7 @@ func TestMachineController(t *testing.T) {
 	t.Run("MachineSet lifecycle", s.testMachineSetLifecycle)
 	t.Run("invalid spec", s.testInvalidSpec)
 	t.Run("MachineDeployment lifecycle", s.testMachineDeployment)
+	t.Run("MachineDeployment scaled mid-rollout", s.testScaleMidRollout)
 	t.Run("stopped VM", s.testStoppedVM)
 	t.Run("infra node drain", s.testEvacuation)
 	t.Run("infra connection cut mid scale-up", s.testConnectionCut)
@@ -262,14 +263,16 @@ func (s *suite) leftovers(t *testing.T) string {
 	return strings.Join(parts, ", ")
 }
 
+// invalidSpec is a providerSpec the provider refuses (memory "lots").
+const invalidSpec = `{"cloudProvider": "kubevirt", "operatingSystem": "ubuntu", "cloudProviderSpec": {"virtualMachine": {"template": {
+      "cpus": "1", "memory": "lots", "primaryDisk": {"osImage": "http://127.0.0.1:8080/ubuntu.img", "size": "10Gi"}}}}}`
+
 func (s *suite) testInvalidSpec(t *testing.T) {
 	ctx := t.Context()
 	c := s.user.Client
-	invalid := `{"cloudProvider": "kubevirt", "operatingSystem": "ubuntu", "cloudProviderSpec": {"virtualMachine": {"template": {
-      "cpus": "1", "memory": "lots", "primaryDisk": {"osImage": "http://127.0.0.1:8080/ubuntu.img", "size": "10Gi"}}}}}`
 	m := &clusterv1alpha1.Machine{
 		ObjectMeta: metav1.ObjectMeta{Name: "invalid", Namespace: machineNamespace},
-		Spec:       machineSpec(invalid),
+		Spec:       machineSpec(invalidSpec),
 	}
 	if err := c.Create(ctx, m); err != nil {
 		t.Fatal(err)

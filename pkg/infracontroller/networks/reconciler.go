@@ -14,9 +14,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
@@ -61,6 +63,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
 		Watches(newObject(), r.Tenants.EnqueueOwnNamespace()).
 		WatchesRawSource(r.Tenants.ConfigMapSource(configMaps)).
+		WithOptions(controller.Options{RateLimiter: queue.RateLimiter(0)}).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("failed to set up the %s controller: %w", ControllerName, err)

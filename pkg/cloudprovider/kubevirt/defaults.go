@@ -41,7 +41,8 @@ func (p *Provider) AddDefaults(ctx context.Context, _ *zap.SugaredLogger, spec c
 	}
 	out.Annotations[AnnotationClusterNamespace] = t.infra.Namespace
 	for key, value := range map[string]string{vm.LabelRegion: region, vm.LabelZone: zone} {
-		if value == "" {
+		if value == "" || value == vm.DefaultLocation {
+			// Nodes in no region or zone carry no such label either.
 			continue
 		}
 		if out.Labels == nil {

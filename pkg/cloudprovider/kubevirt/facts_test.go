@@ -198,6 +198,12 @@ cloudProviderSpec: {virtualMachine: {location: {zone: eu-9}, template: {primaryD
 		{name: "zone spread sets no zone", patch: `
 cloudProviderSpec: {virtualMachine: {location: {zones: [z1, z2]}, template: {primaryDisk: {storageClassName: ` + zoned + `}}}}`,
 			labels: map[string]string{vm.LabelRegion: "eu"}},
+		{name: "default names no zone: the Node carries none", patch: `
+cloudProviderSpec: {virtualMachine: {location: {zone: default}, template: {primaryDisk: {storageClassName: ` + zoned + `}}}}`,
+			labels: map[string]string{vm.LabelRegion: "eu"}},
+		{name: "default names no zone: the Node carries none", patch: `
+cloudProviderSpec: {virtualMachine: {location: {zone: default}, template: {primaryDisk: {storageClassName: ` + zoned + `}}}}`,
+			labels: map[string]string{vm.LabelRegion: "eu"}},
 		{name: "no topology"},
 		{name: "missing storage class is left to Validate", patch: `
 cloudProviderSpec: {virtualMachine: {template: {primaryDisk: {storageClassName: nope}}}}`},

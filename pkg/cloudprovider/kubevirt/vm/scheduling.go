@@ -58,21 +58,48 @@ func nodeAffinity(s *config.Settings, f Facts) *corev1.NodeAffinity {
 			})
 		}
 	}
-	if s.Region != "" {
-		required = append(required, locationRequirement(LabelRegion, s.Region))
-	}
-	if zone := firstNonEmpty(f.SpreadZone, s.Zone); zone != "" {
-		required = append(required, locationRequirement(LabelZone, zone))
-	}
+	terms := [][]corev1.NodeSelectorRequirement{required}
+	terms = withLocation(terms, LabelRegion, s.Region)
+	terms = withLocation(terms, LabelZone, firstNonEmpty(f.SpreadZone, s.Zone))
 
-	if len(required) == 0 && len(preferred) == 0 {
+	if len(terms[0]) == 0 && len(preferred) == 0 {
 		return nil
 	}
 	out := &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: preferred}
-	if len(required) > 0 {
-		out.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{
-			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: required}},
+	if len(terms[0]) > 0 {
+		out.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{}
+		for _, t := range terms {
+			out.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms = append(
+				out.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms, corev1.NodeSelectorTerm{MatchExpressions: t})
 		}
+	}
+	return out
+}
+
+// DefaultLocation is the region or zone name that targets infra nodes
+// belonging to no region or zone: those without the topology label (or
+// with this literal value), for infra clusters that are not region and
+// zone aware.
+const DefaultLocation = "default"
+
+// withLocation pins the topology label key to value in every required
+// term (alternatives ORed by the scheduler). DefaultLocation doubles the
+// terms: one where the label does not exist, one where it is "default".
+func withLocation(terms [][]corev1.NodeSelectorRequirement, key, value string) [][]corev1.NodeSelectorRequirement {
+	if value == "" {
+		return terms
+	}
+	pinned := locationRequirement(key, value)
+	if value != DefaultLocation {
+		for i := range terms {
+			terms[i] = append(terms[i], pinned)
+		}
+		return terms
+	}
+	absent := corev1.NodeSelectorRequirement{Key: key, Operator: corev1.NodeSelectorOpDoesNotExist}
+	out := make([][]corev1.NodeSelectorRequirement, 0, 2*len(terms))
+	for _, t := range terms {
+		out = append(out, append(slices.Clone(t), absent), append(slices.Clone(t), pinned))
 	}
 	return out
 }

@@ -23,6 +23,9 @@ func TestBuildAffinity(t *testing.T) {
 		}
 		return corev1.NodeSelectorRequirement{Key: key, Operator: op, Values: values}
 	}
+	absent := func(key string) corev1.NodeSelectorRequirement {
+		return corev1.NodeSelectorRequirement{Key: key, Operator: corev1.NodeSelectorOpDoesNotExist}
+	}
 	required := func(exprs ...corev1.NodeSelectorRequirement) *corev1.NodeSelector {
 		return &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: exprs}}}
 	}
@@ -115,6 +118,41 @@ func TestBuildAffinity(t *testing.T) {
 			zone:  "eu-1",
 			facts: Facts{SpreadZone: "eu-2"},
 			want:  &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: required(in(LabelZone, "eu-2"))}},
+		},
+		{
+			name:     "default region targets nodes without a region, alongside other required expressions",
+			affinity: config.AffinitySettings{NodeAffinity: config.NodePreset{Type: config.AffinityHard, Key: "foo", Values: []string{"bar"}}},
+			region:   DefaultLocation,
+			zone:     "eu-1",
+			want: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{
+					{MatchExpressions: []corev1.NodeSelectorRequirement{in("foo", "bar"), absent(LabelRegion), in(LabelZone, "eu-1")}},
+					{MatchExpressions: []corev1.NodeSelectorRequirement{in("foo", "bar"), in(LabelRegion, DefaultLocation), in(LabelZone, "eu-1")}},
+				},
+			}}},
+		},
+		{
+			name:   "default region and zone give every combination",
+			region: DefaultLocation,
+			zone:   DefaultLocation,
+			want: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{
+					{MatchExpressions: []corev1.NodeSelectorRequirement{absent(LabelRegion), absent(LabelZone)}},
+					{MatchExpressions: []corev1.NodeSelectorRequirement{absent(LabelRegion), in(LabelZone, DefaultLocation)}},
+					{MatchExpressions: []corev1.NodeSelectorRequirement{in(LabelRegion, DefaultLocation), absent(LabelZone)}},
+					{MatchExpressions: []corev1.NodeSelectorRequirement{in(LabelRegion, DefaultLocation), in(LabelZone, DefaultLocation)}},
+				},
+			}}},
+		},
+		{
+			name:  "a spread zone may be default",
+			facts: Facts{SpreadZone: DefaultLocation},
+			want: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{
+					{MatchExpressions: []corev1.NodeSelectorRequirement{absent(LabelZone)}},
+					{MatchExpressions: []corev1.NodeSelectorRequirement{in(LabelZone, DefaultLocation)}},
+				},
+			}}},
 		},
 		{
 			name:     "pod affinity hard",

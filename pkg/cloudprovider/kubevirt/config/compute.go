@@ -30,6 +30,7 @@ func (rs *resolution) virtualMachine(s *Settings, vm *VirtualMachine) {
 	rs.disks(s, p.Child("template"), &vm.Template)
 	rs.dns(s, p, vm)
 	rs.location(s, p.Child("location"), vm.Location)
+	rs.placement(s, p, vm)
 	if vm.ProviderNetwork != nil && vm.ProviderNetwork.VPC.Subnet != nil {
 		s.OVNSubnet = vm.ProviderNetwork.VPC.Subnet.Name
 	}

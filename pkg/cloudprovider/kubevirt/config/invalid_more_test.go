@@ -156,6 +156,34 @@ func networkCases(testing.TB) []invalidCase {
 func schedulingCases(testing.TB) []invalidCase {
 	return []invalidCase{
 		{
+			name:  "node selector with a bad key and value",
+			patch: `{cloudProviderSpec: {virtualMachine: {nodeSelector: {"ok/key": fine, "bad key": "bad value"}}}}`,
+			want: msg(
+				pVM+`.nodeSelector[bad key]: Invalid value: "bad key": name part must consist of alphanumeric characters, '-', '_' `+
+					`or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex `+
+					`used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+				pVM+`.nodeSelector[bad key]: Invalid value: "bad value": a valid label must be an empty string or consist of `+
+					`alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. `+
+					`'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
+			),
+		},
+		{
+			name: "tolerations: unknown operator and effect, Exists with a value, Equal without key, seconds without NoExecute",
+			patch: `{cloudProviderSpec: {virtualMachine: {tolerations: [
+				{key: dedicated, operator: In, value: kubevirt},
+				{key: dedicated, operator: Exists, value: kubevirt, effect: NoSchedule},
+				{value: kubevirt},
+				{key: dedicated, operator: Exists, effect: Evict},
+				{key: dedicated, operator: Exists, effect: NoSchedule, tolerationSeconds: 30}]}}}`,
+			want: msg(
+				pVM+`.tolerations[0].operator: Unsupported value: "In": supported values: "Equal", "Exists"`,
+				pVM+`.tolerations[1].value: Invalid value: "kubevirt": must be empty when operator is Exists`,
+				pVM+`.tolerations[2].operator: Invalid value: "": must be Exists when key is empty`,
+				pVM+`.tolerations[3].effect: Unsupported value: "Evict": supported values: "", "NoSchedule", "PreferNoSchedule", "NoExecute"`,
+				pVM+`.tolerations[4].tolerationSeconds: Invalid value: 30: may only be set with effect NoExecute`,
+			),
+		},
+		{
 			name:  "pod affinity and anti-affinity together",
 			patch: `{cloudProviderSpec: {affinity: {podAffinityPreset: soft, podAntiAffinityPreset: hard}}}`,
 			want: msg(pC + `.affinity.podAntiAffinityPreset: Forbidden: podAffinityPreset and podAntiAffinityPreset are mutually ` +

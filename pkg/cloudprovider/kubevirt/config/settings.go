@@ -55,6 +55,9 @@ type Settings struct {
 
 	Affinity                  AffinitySettings
 	TopologySpreadConstraints []TopologySpread
+	// NodeSelector and Tolerations go to the VMI template as they are.
+	NodeSelector map[string]string
+	Tolerations  []corev1.Toleration
 
 	Tuning TuningSettings
 

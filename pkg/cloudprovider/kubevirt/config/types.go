@@ -55,6 +55,12 @@ type VirtualMachine struct {
 	// Tuning carries the performance settings of Gardener's WorkerConfig.
 	// Additive.
 	Tuning *Tuning `json:"tuning,omitempty"`
+	// NodeSelector restricts the VM to infra nodes with these labels.
+	// Additive.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Tolerations let the VM run on tainted (dedicated) infra nodes.
+	// Additive.
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 }
 
 // Flavor references a VirtualMachineInstancePreset.

@@ -3,6 +3,8 @@ package vm
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
@@ -126,6 +128,8 @@ func buildTemplate(in Input) (*kubevirtcorev1.VirtualMachineInstanceTemplateSpec
 		Domain:                        domain,
 		Affinity:                      buildAffinity(s, in.Facts, md),
 		TopologySpreadConstraints:     topologySpreadConstraints(s.TopologySpreadConstraints, md),
+		NodeSelector:                  maps.Clone(s.NodeSelector),
+		Tolerations:                   slices.Clone(s.Tolerations),
 		TerminationGracePeriodSeconds: ptr.To(terminationGracePeriodSeconds),
 		Volumes:                       volumes,
 		Networks:                      networks,

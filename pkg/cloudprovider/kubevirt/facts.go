@@ -158,10 +158,14 @@ func (in *inspector) findKind(ctx context.Context, family kindFamily, requested,
 	return "", nil
 }
 
-// storage checks the storage classes of all disks, derives the region and
+// storage fills in the default StorageClass where a disk names none,
+// checks the storage classes of all disks, derives the region and
 // zone of the primary one and the access modes of disks that do not set
 // storageAccessType.
 func (in *inspector) storage(ctx context.Context) error {
+	if err := in.defaultStorageClasses(ctx); err != nil {
+		return err
+	}
 	s := in.settings
 	tmpl := specPath.Child("virtualMachine", "template")
 	primary, err := in.storageClass(ctx, s.PrimaryDisk.StorageClassName, tmpl.Child("primaryDisk", "storageClassName"))

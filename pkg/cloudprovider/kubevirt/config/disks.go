@@ -37,9 +37,9 @@ func (rs *resolution) disk(p *field.Path, d *Disk) DiskSettings {
 		out.Size = *q
 	}
 	classPath := p.Child("storageClassName")
-	if out.StorageClassName = rs.str(classPath, d.StorageClassName); out.StorageClassName == "" {
-		rs.add(field.Required(classPath, "the infra cluster StorageClass of the disk"))
-	} else {
+	// Empty means the infra cluster's default StorageClass, which the
+	// provider looks up when it inspects the infra cluster.
+	if out.StorageClassName = rs.str(classPath, d.StorageClassName); out.StorageClassName != "" {
 		rs.dnsSubdomain(classPath, out.StorageClassName)
 	}
 	modePath := p.Child("storageAccessType")

@@ -10,8 +10,10 @@ func diskCases(testing.TB) []invalidCase {
 			want: msg(pPD + `.size: Required value: a Kubernetes quantity such as 10Gi`)},
 		{name: "negative disk size", patch: `{cloudProviderSpec: {virtualMachine: {template: {primaryDisk: {size: -1Gi}}}}}`,
 			want: msg(pPD + `.size: Invalid value: "-1Gi": must be greater than zero`)},
-		{name: "storage class missing", patch: `{cloudProviderSpec: {virtualMachine: {template: {primaryDisk: {storageClassName: ""}}}}}`,
-			want: msg(pPD + `.storageClassName: Required value: the infra cluster StorageClass of the disk`)},
+		{name: "storage class not a name", patch: `{cloudProviderSpec: {virtualMachine: {template: {primaryDisk: {storageClassName: "Fast SSD"}}}}}`,
+			want: msg(pPD + `.storageClassName: Invalid value: "Fast SSD": a lowercase RFC 1123 subdomain must consist of lower case ` +
+				`alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', ` +
+				`regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`)},
 		{
 			name:  "unknown access mode",
 			patch: `{cloudProviderSpec: {virtualMachine: {template: {primaryDisk: {storageAccessType: RWX}}}}}`,
@@ -73,12 +75,9 @@ func diskCases(testing.TB) []invalidCase {
 			want:  msg(pPD + `.extraHeaders[0]: Invalid value: must look like "Name: value"`),
 		},
 		{
-			name:  "secondary disk without size and storage class",
+			name:  "secondary disk without size (the storage class may be left to the default)",
 			patch: `{cloudProviderSpec: {virtualMachine: {template: {secondaryDisks: [{storageAccessType: ReadWriteMany}]}}}}`,
-			want: msg(
-				pT+`.secondaryDisks[0].size: Required value: a Kubernetes quantity such as 10Gi`,
-				pT+`.secondaryDisks[0].storageClassName: Required value: the infra cluster StorageClass of the disk`,
-			),
+			want:  msg(pT + `.secondaryDisks[0].size: Required value: a Kubernetes quantity such as 10Gi`),
 		},
 		{
 			name:  "secondary disk with a reserved name",

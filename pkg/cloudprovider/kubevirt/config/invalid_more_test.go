@@ -241,6 +241,11 @@ func schedulingCases(testing.TB) []invalidCase {
 func tuningCases(testing.TB) []invalidCase {
 	return []invalidCase{
 		{
+			name:  "unknown I/O threads policy",
+			patch: `{cloudProviderSpec: {virtualMachine: {tuning: {ioThreadsPolicy: supplementalPool}}}}`,
+			want:  msg(pVM + `.tuning.ioThreadsPolicy: Unsupported value: "supplementalPool": supported values: "shared", "auto"`),
+		},
+		{
 			name:  "emulator thread isolation without dedicated CPUs",
 			patch: `{cloudProviderSpec: {virtualMachine: {tuning: {cpu: {isolateEmulatorThread: true}}}}}`,
 			want:  msg(pVM + `.tuning.cpu.isolateEmulatorThread: Invalid value: true: requires dedicatedCpuPlacement: true`),

@@ -193,4 +193,6 @@ type TuningSettings struct {
 	OvercommitGuestOverhead bool
 	RNG                     bool
 	BlockMultiQueue         *bool
+	// IOThreadsPolicy is "" when unset.
+	IOThreadsPolicy kubevirtcorev1.IOThreadsPolicy
 }

@@ -17,6 +17,9 @@ var (
 	diskCaches = []kubevirtcorev1.DriverCache{
 		kubevirtcorev1.CacheNone, kubevirtcorev1.CacheWriteThrough, kubevirtcorev1.CacheWriteBack,
 	}
+	// ioThreadsPolicies leaves out supplementalPool, which needs a thread
+	// count the spec has no field for.
+	ioThreadsPolicies = []kubevirtcorev1.IOThreadsPolicy{kubevirtcorev1.IOThreadsPolicyShared, kubevirtcorev1.IOThreadsPolicyAuto}
 )
 
 // tuning resolves virtualMachine.tuning. It runs after the resources and
@@ -29,6 +32,9 @@ func (rs *resolution) tuning(s *Settings, p *field.Path, t *Tuning) {
 	rs.memoryTuning(s, p.Child("memory"), t.Memory)
 	s.Tuning.OvercommitGuestOverhead = t.OvercommitGuestOverhead
 	rs.deviceTuning(s, p.Child("devices"), t.Devices)
+	if policy := kubevirtcorev1.IOThreadsPolicy(t.IOThreadsPolicy); policy != "" && enum(rs, p.Child("ioThreadsPolicy"), policy, ioThreadsPolicies) {
+		s.Tuning.IOThreadsPolicy = policy
+	}
 }
 
 func (rs *resolution) cpuTuning(s *Settings, p *field.Path, c *CPUTuning) {

@@ -186,6 +186,10 @@ type Tuning struct {
 	// scheduler's memory request.
 	OvercommitGuestOverhead bool           `json:"overcommitGuestOverhead,omitempty"`
 	Devices                 *DevicesTuning `json:"devices,omitempty"`
+	// IOThreadsPolicy moves disk I/O off the main QEMU thread: "shared"
+	// (one I/O thread for all disks not dedicated) or "auto" (a pool
+	// sized by the vCPUs). Seed 003's "set IOThread shared".
+	IOThreadsPolicy string `json:"ioThreadsPolicy,omitempty"`
 }
 
 // CPUTuning is the guest CPU topology and placement.

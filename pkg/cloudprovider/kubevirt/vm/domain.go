@@ -42,12 +42,16 @@ func preferenceMatcher(m *kubevirtcorev1.PreferenceMatcher, foundKind string) *k
 // buildDomain returns the domain of the VM template without disks and
 // interfaces.
 func buildDomain(s *config.Settings) kubevirtcorev1.DomainSpec {
-	return kubevirtcorev1.DomainSpec{
+	out := kubevirtcorev1.DomainSpec{
 		Resources: resources(s),
 		CPU:       cpu(s),
 		Memory:    memory(s.Tuning),
 		Devices:   devices(s),
 	}
+	if s.Tuning.IOThreadsPolicy != "" {
+		out.IOThreadsPolicy = ptr.To(s.Tuning.IOThreadsPolicy)
+	}
+	return out
 }
 
 // resources returns the compute requests and limits. An instancetype brings

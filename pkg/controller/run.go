@@ -131,7 +131,7 @@ func (o RunOptions) Run(ctx context.Context) error {
 		opts.InfraConfig, opts.InfraNamespace = cfg, cmp.Or(o.InfraNamespace, ns)
 	}
 	encoded := base64.StdEncoding.EncodeToString(infraKubeconfig)
-	opts.Provider = m.InstrumentProvider(kubevirt.New(kubevirt.Options{
+	provider := kubevirt.New(kubevirt.Options{
 		Clients:   clients,
 		Namespace: o.InfraNamespace,
 		Client:    mgr.GetClient(),
@@ -141,7 +141,9 @@ func (o RunOptions) Run(ctx context.Context) error {
 			}
 			return o.Getenv(key)
 		},
-	}))
+	})
+	opts.Provider = m.InstrumentProvider(provider)
+	opts.TemplateRevision, opts.RevisionObjects = provider.TemplateRevision, kubevirt.RevisionObjects()
 	if err := Add(mgr, opts); err != nil {
 		return err
 	}

@@ -13,9 +13,11 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machineset"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 )
 
@@ -52,6 +54,12 @@ type Options struct {
 	// Name selects the Machines this controller handles (see
 	// machine.Options.Name).
 	Name string
+	// TemplateRevision and RevisionObjects roll MachineDeployments whose
+	// templates' infra dependencies change (see
+	// machinedeployment.Options); the objects are watched in the infra
+	// namespace when InfraConfig is set and the API server serves them.
+	TemplateRevision machinedeployment.TemplateRevisionFunc
+	RevisionObjects  []ctrlruntimeclient.Object
 }
 
 // Add registers the Machine, MachineSet and MachineDeployment controllers,
@@ -61,6 +69,7 @@ func Add(mgr ctrl.Manager, opts Options) error {
 	mopts := machine.Options{Provider: opts.Provider, Log: opts.Log, Queue: q, DrainTimeout: opts.DrainTimeout,
 		JoinTimeout: opts.JoinTimeout, StoppedGrace: opts.StoppedGrace, Name: opts.Name,
 	}
+	mdopts := machinedeployment.Options{Queue: q, TemplateRevision: opts.TemplateRevision}
 	if opts.InfraConfig != nil {
 		infraCluster, err := NewInfraCluster(opts.InfraConfig, opts.InfraNamespace)
 		if err != nil {
@@ -73,6 +82,9 @@ func Add(mgr ctrl.Manager, opts Options) error {
 			return fmt.Errorf("failed to add the infra readiness check: %w", err)
 		}
 		mopts.Infra, mopts.InfraNamespace = infraCluster, opts.InfraNamespace
+		if opts.TemplateRevision != nil {
+			mdopts.Infra, mdopts.RevisionObjects = infraCluster, served(infraCluster, opts.RevisionObjects, opts.Log)
+		}
 	}
 	if err := machine.Add(mgr, mopts); err != nil {
 		return fmt.Errorf("failed to add the Machine controller: %w", err)
@@ -80,7 +92,7 @@ func Add(mgr ctrl.Manager, opts Options) error {
 	if err := machineset.Add(mgr, machineset.Options{Queue: q}); err != nil {
 		return fmt.Errorf("failed to add the MachineSet controller: %w", err)
 	}
-	if err := machinedeployment.Add(mgr, machinedeployment.Options{Queue: q}); err != nil {
+	if err := machinedeployment.Add(mgr, mdopts); err != nil {
 		return fmt.Errorf("failed to add the MachineDeployment controller: %w", err)
 	}
 	return nil
@@ -104,4 +116,28 @@ func NewInfraCluster(cfg *rest.Config, namespace string) (cluster.Cluster, error
 		return nil, fmt.Errorf("failed to create the infra cluster client: %w", err)
 	}
 	return c, nil
+}
+
+// served returns the objects whose kinds the infra API server serves. A
+// kind it does not serve (Multus not installed) is left out quietly; one
+// that cannot be looked up now is left out with a warning: changes of it
+// then roll MachineDeployments only once something else reconciles them.
+func served(c cluster.Cluster, objs []ctrlruntimeclient.Object, log *zap.SugaredLogger) []ctrlruntimeclient.Object {
+	if log == nil {
+		log = zap.NewNop().Sugar()
+	}
+	var out []ctrlruntimeclient.Object
+	for _, obj := range objs {
+		gvk := obj.GetObjectKind().GroupVersionKind()
+		_, err := c.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+		switch {
+		case err == nil:
+			out = append(out, obj)
+		case meta.IsNoMatchError(err):
+			log.Infow("not watching an infra kind the API server does not serve", "kind", gvk.String())
+		default:
+			log.Warnw("not watching an infra kind that cannot be looked up", "kind", gvk.String(), "error", err.Error())
+		}
+	}
+	return out
 }

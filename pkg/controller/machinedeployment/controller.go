@@ -19,8 +19,11 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
 // ControllerName names the controller and its events.
@@ -35,26 +38,42 @@ const waitForSets = time.Second
 type Options struct {
 	// Queue holds the number of workers and the retry backoff.
 	Queue queue.Options
+	// TemplateRevision, when set, gives the revision of what a template
+	// depends on in the infra cluster (see AnnotationInfraRevision).
+	TemplateRevision TemplateRevisionFunc
+	// Infra and RevisionObjects, when set, are the infra cluster and the
+	// kinds TemplateRevision reads: a creation, deletion or generation
+	// change of one of them reconciles every MachineDeployment.
+	Infra           cluster.Cluster
+	RevisionObjects []ctrlruntimeclient.Object
 }
 
 // reconciler reconciles MachineDeployments.
 type reconciler struct {
-	client   ctrlruntimeclient.Client
-	recorder events.EventRecorder
-	pending  *pending
-	now      func() time.Time
+	client           ctrlruntimeclient.Client
+	recorder         events.EventRecorder
+	pending          *pending
+	now              func() time.Time
+	templateRevision TemplateRevisionFunc
 }
 
 // Add registers the MachineDeployment controller with mgr.
 func Add(mgr ctrl.Manager, opts Options) error {
 	r := newReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName))
-	return ctrl.NewControllerManagedBy(mgr).
+	r.templateRevision = opts.TemplateRevision
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&clusterv1alpha1.MachineDeployment{}).
 		Owns(&clusterv1alpha1.MachineSet{}).
 		Watches(&clusterv1alpha1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsForOrphan)).
-		WithOptions(opts.Queue.Controller()).
-		Complete(r)
+		WithOptions(opts.Queue.Controller())
+	if opts.Infra != nil {
+		for _, obj := range opts.RevisionObjects {
+			b = b.WatchesRawSource(source.Kind(opts.Infra.GetCache(), obj,
+				handler.EnqueueRequestsFromMapFunc(r.allDeployments), predicate.GenerationChangedPredicate{}))
+		}
+	}
+	return b.Complete(r)
 }
 
 func newReconciler(c ctrlruntimeclient.Client, recorder events.EventRecorder) *reconciler {
@@ -92,6 +111,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if !r.pending.synced(req.NamespacedName, sets) {
 		return reconcile.Result{RequeueAfter: waitForSets}, nil
+	}
+	if err := r.withInfraRevision(ctx, md, sets); err != nil {
+		return reconcile.Result{}, err
 	}
 	newSet, olds, err := split(md, sets)
 	if err != nil {

@@ -35,6 +35,13 @@ const URLAnnotation = "kkp-kubevirt.io/image-url"
 // that see only its metadata can tell whether a disk can clone it.
 const SizeAnnotation = "kkp-kubevirt.io/image-size"
 
+// BindImmediateAnnotation asks CDI to bind a DataVolume's PVC at once. No
+// pod ever mounts a cache DataVolume (VMs clone it), so on a
+// WaitForFirstConsumer storage class, with CDI's HonorWaitForFirstConsumer
+// gate on (the installer turns it on), it would otherwise wait for a
+// consumer forever and every clone with it.
+const BindImmediateAnnotation = "cdi.kubevirt.io/storage.bind.immediate.requested"
+
 // ConfigMapName is the ConfigMap in a tenant namespace that lists the
 // named images of the tenant cluster.
 const ConfigMapName = "image-cache"

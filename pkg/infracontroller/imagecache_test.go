@@ -147,6 +147,10 @@ func checkImage(ctx context.Context, c ctrlruntimeclient.Client, namespace, name
 	if diff := cmp.Diff(wantLabels, dv.GetLabels()); diff != "" {
 		return fmt.Errorf("labels of %s (-want +got):\n%s", name, diff)
 	}
+	// No pod mounts it: CDI must bind it without waiting for one.
+	if got := dv.GetAnnotations()[imagecache.BindImmediateAnnotation]; got != "true" {
+		return fmt.Errorf("%s has %s=%q, want true", name, imagecache.BindImmediateAnnotation, got)
+	}
 	return nil
 }
 

@@ -115,6 +115,9 @@ func TestImageCacheClones(t *testing.T) {
 		if cache.Spec.Source.HTTP == nil || cache.Spec.Source.HTTP.URL != url {
 			t.Errorf("the cache does not import %s: %+v", url, cache.Spec.Source)
 		}
+		if got := cache.Annotations[imagecache.BindImmediateAnnotation]; got != "true" {
+			t.Errorf("cache DataVolume %s=%q, want true: no pod mounts it, so on a WaitForFirstConsumer class it would never bind", imagecache.BindImmediateAnnotation, got)
+		}
 		for _, name := range []string{"clone-a", "clone-b"} {
 			want := &cdicorev1beta1.DataVolumeSourcePVC{Namespace: f.namespace, Name: cache.Name}
 			if diff := cmp.Diff(want, rootSource(t, f, name).PVC); diff != "" {

@@ -42,7 +42,7 @@ func namedDataVolume(namespace string, img imagecache.Image) *unstructured.Unstr
 	u.SetNamespace(namespace)
 	u.SetName(imagecache.NamedDataVolumeName(img.Name))
 	u.SetLabels(map[string]string{tenant.ManagedByLabel: tenant.ManagedByValue, imagecache.Label: imagecache.KindNamed})
-	u.SetAnnotations(map[string]string{imagecache.URLAnnotation: img.URL})
+	u.SetAnnotations(map[string]string{imagecache.URLAnnotation: img.URL, imagecache.BindImmediateAnnotation: "true"})
 	u.Object["spec"] = map[string]any{
 		"source":  map[string]any{"http": map[string]any{"url": img.URL}},
 		"storage": storage,

@@ -28,8 +28,9 @@ func CacheDataVolume(in Input) (*cdicorev1beta1.DataVolume, error) {
 			Name:      imagecache.DataVolumeName(d.Source.URL, d.StorageClassName),
 			Labels:    map[string]string{imagecache.Label: imagecache.KindHTTP},
 			Annotations: map[string]string{
-				imagecache.URLAnnotation:  d.Source.URL,
-				imagecache.SizeAnnotation: d.Size.String(),
+				imagecache.URLAnnotation:           d.Source.URL,
+				imagecache.SizeAnnotation:          d.Size.String(),
+				imagecache.BindImmediateAnnotation: "true",
 			},
 		},
 		Spec: dataVolumeSpec(source, d.StorageTarget, d.DiskSettings, in.Facts),

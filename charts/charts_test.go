@@ -73,6 +73,11 @@ func TestLintRejectsBadValues(t *testing.T) {
 		{"machine-controller", map[string]any{"rbac": map[string]any{"infra": map[string]any{"subject": map[string]any{"kind": "Robot", "name": "x"}}}}},
 		{"infra-controller", map[string]any{"namespacePrefix": ""}},
 		{"infra-controller", map[string]any{"storageClassBus": "ide"}},
+		{"infra-controller", map[string]any{"tenantCleanupTimeout": "ten minutes"}},
+		{"infra-controller", map[string]any{"networkPolicyAllowedCIDRs": "10.0.0.0/8"}},
+		{"infra-controller", map[string]any{"tenantNetworks": "yes"}},
+		{"machine-controller", map[string]any{"maxRetryDelay": "2 minutes"}},
+		{"machine-controller", map[string]any{"instanceStoppedGrace": "five minutes"}},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s %v", tt.chart, tt.values), func(t *testing.T) {

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -56,13 +57,26 @@ func TestChartArgsParse(t *testing.T) {
 		check  func(*testing.T, *flags)
 	}{
 		{
-			name: "defaults",
-			check: func(t *testing.T, f *flags) {
-				t.Helper()
-				if !f.leaderElect || f.leaderElectionNamespace != "kubevirt-kkp" || f.metricsAddr != ":8080" || f.probeAddr != ":8081" {
-					t.Errorf("leader election %t in %q, metrics %q, probes %q", f.leaderElect, f.leaderElectionNamespace, f.metricsAddr, f.probeAddr)
-				}
+			name:  "defaults",
+			check: checkChartDefaults,
+		},
+		{
+			name: "features and their settings",
+			values: map[string]any{
+				"tenantNetworks": true, "imageCache": false, "imageCacheGracePeriod": "3h", "tenantCleanupTimeout": "25m",
+				"addonsResync": "0", "networkPolicies": false, "defaultNetworkPolicies": false, "logDevelopment": true,
 			},
+			check: checkChartFeatures,
+		},
+		{
+			name: "network policy lists",
+			values: map[string]any{
+				"networkPolicyPrivateCIDRs":       []any{"10.0.0.0/8", "fd00::/8"},
+				"networkPolicyAllowedCIDRs":       []any{"203.0.113.0/24", "2001:db8::/32"},
+				"networkPolicyNameservers":        []any{"192.0.2.53", "2001:db8::53"},
+				"networkPolicyCSIControllerCIDRs": []any{"198.51.100.10/32"},
+			},
+			check: checkChartNetworkPolicyLists,
 		},
 		{
 			name: "switches off",
@@ -104,5 +118,53 @@ func TestChartArgsParse(t *testing.T) {
 			}
 			tt.check(t, f)
 		})
+	}
+}
+
+// checkChartDefaults checks the fixed flags of the chart and that every
+// other default of the chart is the binary's own.
+func checkChartDefaults(t *testing.T, f *flags) {
+	t.Helper()
+	if !f.leaderElect || f.leaderElectionNamespace != "kubevirt-kkp" || f.metricsAddr != ":8080" || f.probeAddr != ":8081" {
+		t.Errorf("leader election %t in %q, metrics %q, probes %q", f.leaderElect, f.leaderElectionNamespace, f.metricsAddr, f.probeAddr)
+	}
+	// Every other default of the chart is the binary's own.
+	binary, err := parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.options
+	got.Addons.Images, got.CSIController.Images = binary.options.Addons.Images, binary.options.CSIController.Images
+	if diff := cmp.Diff(binary.options, got); diff != "" {
+		t.Errorf("the chart's defaults differ from the binary's (-binary +chart):\n%s", diff)
+	}
+	if f.qps != binary.qps || f.burst != binary.burst || f.development != binary.development {
+		t.Errorf("qps %v, burst %d, development %t; the binary's %v, %d, %t", f.qps, f.burst, f.development, binary.qps, binary.burst, binary.development)
+	}
+}
+
+// checkChartFeatures checks the feature switches and settings of the
+// "features and their settings" case.
+func checkChartFeatures(t *testing.T, f *flags) {
+	t.Helper()
+	o := f.options
+	if !o.EnableNetworks || o.EnableImageCache || o.ImageCache.GracePeriod != 3*time.Hour || o.TenantCleanupTimeout != 25*time.Minute ||
+		o.Addons.ResyncInterval != 0 || !o.DisableNetworkPolicies || !o.NetworkPolicies.DisableDefaults || !f.development {
+		t.Errorf("development %t, options %+v", f.development, o)
+	}
+}
+
+// checkChartNetworkPolicyLists checks that the list values reach their
+// flags, comma-separated.
+func checkChartNetworkPolicyLists(t *testing.T, f *flags) {
+	t.Helper()
+	got := f.options.NetworkPolicies
+	want := got
+	want.PrivateCIDRs = []string{"10.0.0.0/8", "fd00::/8"}
+	want.AllowedCIDRs = []string{"203.0.113.0/24", "2001:db8::/32"}
+	want.Nameservers = []string{"192.0.2.53", "2001:db8::53"}
+	want.CSIControllerCIDRs = []string{"198.51.100.10/32"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("network policy options (-want +got):\n%s", diff)
 	}
 }

@@ -29,22 +29,8 @@ const (
 func (s *suite) testMachineDeployment(t *testing.T) {
 	ctx := t.Context()
 	c := s.user.Client
-	labels := map[string]string{"name": "pool"}
-	md := &clusterv1alpha1.MachineDeployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "pool", Namespace: machineNamespace},
-		Spec: clusterv1alpha1.MachineDeploymentSpec{
-			Replicas: ptr.To[int32](mdReplicas),
-			Selector: metav1.LabelSelector{MatchLabels: labels},
-			Template: clusterv1alpha1.MachineTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: machineSpec(providerSpec)},
-			Strategy: &clusterv1alpha1.MachineDeploymentStrategy{
-				Type: common.RollingUpdateMachineDeploymentStrategyType,
-				RollingUpdate: &clusterv1alpha1.MachineRollingUpdateDeployment{
-					MaxSurge: ptr.To(intstr.FromInt(mdMaxSurge)), MaxUnavailable: ptr.To(intstr.FromInt(mdMaxUnavailable)),
-				},
-			},
-			MinReadySeconds: ptr.To[int32](1),
-		},
-	}
+	md := newDeployment("pool", mdReplicas, providerSpec, mdMaxSurge, mdMaxUnavailable)
+	md.Spec.MinReadySeconds = ptr.To[int32](1)
 	if err := c.Create(ctx, md); err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +70,26 @@ func (s *suite) testMachineDeployment(t *testing.T) {
 	}
 
 	s.deleteDeployment(t, md)
+}
+
+// newDeployment returns a RollingUpdate MachineDeployment of the e2e
+// namespace whose Machines carry label name=<name>.
+func newDeployment(name string, replicas int32, spec string, surge, unavailable int) *clusterv1alpha1.MachineDeployment {
+	labels := map[string]string{"name": name}
+	return &clusterv1alpha1.MachineDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: machineNamespace},
+		Spec: clusterv1alpha1.MachineDeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: metav1.LabelSelector{MatchLabels: labels},
+			Template: clusterv1alpha1.MachineTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: machineSpec(spec)},
+			Strategy: &clusterv1alpha1.MachineDeploymentStrategy{
+				Type: common.RollingUpdateMachineDeploymentStrategyType,
+				RollingUpdate: &clusterv1alpha1.MachineRollingUpdateDeployment{
+					MaxSurge: ptr.To(intstr.FromInt(surge)), MaxUnavailable: ptr.To(intstr.FromInt(unavailable)),
+				},
+			},
+		},
+	}
 }
 
 // deleteDeployment deletes a MachineDeployment and waits until none of its

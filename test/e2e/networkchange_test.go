@@ -4,15 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"k8c.io/machine-controller/sdk/apis/cluster/common"
-	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
-
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machinedeployment"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 )
 
 // testNetworkChange edits the CNI configuration of the tenant network a
@@ -39,22 +33,8 @@ func (s *suite) testNetworkChange(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = s.infra.Client.Delete(ctx, nad) })
 
-	labels := map[string]string{"name": "netpool"}
 	spec := strings.Replace(providerSpec, `"virtualMachine": {"template": {`, `"virtualMachine": {"networks": [{"name": "tenant-net"}], "template": {`, 1)
-	md := &clusterv1alpha1.MachineDeployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "netpool", Namespace: machineNamespace},
-		Spec: clusterv1alpha1.MachineDeploymentSpec{
-			Replicas: ptr.To[int32](2),
-			Selector: metav1.LabelSelector{MatchLabels: labels},
-			Template: clusterv1alpha1.MachineTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: machineSpec(spec)},
-			Strategy: &clusterv1alpha1.MachineDeploymentStrategy{
-				Type: common.RollingUpdateMachineDeploymentStrategyType,
-				RollingUpdate: &clusterv1alpha1.MachineRollingUpdateDeployment{
-					MaxSurge: ptr.To(intstr.FromInt(1)), MaxUnavailable: ptr.To(intstr.FromInt(0)),
-				},
-			},
-		},
-	}
+	md := newDeployment("netpool", 2, spec, 1, 0)
 	if err := s.user.Client.Create(ctx, md); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -21,21 +20,7 @@ import (
 func (s *suite) testScaleMidRollout(t *testing.T) {
 	ctx := t.Context()
 	c := s.user.Client
-	labels := map[string]string{"name": "stuck"}
-	md := &clusterv1alpha1.MachineDeployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "stuck", Namespace: machineNamespace},
-		Spec: clusterv1alpha1.MachineDeploymentSpec{
-			Replicas: ptr.To[int32](2),
-			Selector: metav1.LabelSelector{MatchLabels: labels},
-			Template: clusterv1alpha1.MachineTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: machineSpec(providerSpec)},
-			Strategy: &clusterv1alpha1.MachineDeploymentStrategy{
-				Type: common.RollingUpdateMachineDeploymentStrategyType,
-				RollingUpdate: &clusterv1alpha1.MachineRollingUpdateDeployment{
-					MaxSurge: ptr.To(intstr.FromInt(1)), MaxUnavailable: ptr.To(intstr.FromInt(0)),
-				},
-			},
-		},
-	}
+	md := newDeployment("stuck", 2, providerSpec, 1, 0)
 	if err := c.Create(ctx, md); err != nil {
 		t.Fatal(err)
 	}

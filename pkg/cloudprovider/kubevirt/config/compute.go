@@ -28,6 +28,7 @@ func (rs *resolution) virtualMachine(s *Settings, vm *VirtualMachine) {
 	}
 	rs.resources(s, p.Child("template"), &vm.Template, vm.Instancetype != nil, s.Flavor != "")
 	rs.disks(s, p.Child("template"), &vm.Template)
+	rs.devices(s, p.Child("template"), &vm.Template)
 	rs.dns(s, p, vm)
 	rs.location(s, p.Child("location"), vm.Location)
 	rs.placement(s, p, vm)

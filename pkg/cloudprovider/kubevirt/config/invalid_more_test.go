@@ -142,6 +142,26 @@ func networkCases(testing.TB) []invalidCase {
 			),
 		},
 		{
+			name:  "unknown network binding",
+			patch: `{cloudProviderSpec: {virtualMachine: {networks: [{name: fast-net, binding: macvtap}]}}}`,
+			want:  msg(pVM + `.networks[0].binding: Unsupported value: "macvtap": supported values: "bridge", "sriov"`),
+		},
+		{
+			name: "passthrough devices: missing names, duplicate, bad resource name",
+			patch: `{cloudProviderSpec: {virtualMachine: {template: {
+				gpus: [{name: gpu1, deviceName: nvidia.com/T4}, {deviceName: nvidia.com/T4}],
+				hostDevices: [{name: gpu1, deviceName: "example.com/nvme drive"}, {name: nvme2}]}}}}`,
+			want: msg(
+				pT+`.gpus[1].name: Required value: the device's name in the VM`,
+				pT+`.hostDevices[0].name: Invalid value: "gpu1": duplicates `+pT+`.gpus[0]`,
+				pT+`.hostDevices[0].deviceName: Invalid value: "example.com/nvme drive": name part must consist of alphanumeric `+
+					`characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  `+
+					`or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+				pT+`.hostDevices[1].deviceName: Required value: the resource name the infra device plugin advertises, such as `+
+					`nvidia.com/TU104GL_Tesla_T4`,
+			),
+		},
+		{
 			name:  "zone and zones together, duplicate zone",
 			patch: `{cloudProviderSpec: {virtualMachine: {location: {region: eu, zone: eu-1, zones: [eu-1, eu-2, eu-1]}}}}`,
 			want: msg(

@@ -13,6 +13,9 @@ var dnsPolicies = []corev1.DNSPolicy{
 	corev1.DNSClusterFirstWithHostNet, corev1.DNSClusterFirst, corev1.DNSDefault, corev1.DNSNone,
 }
 
+// bindings are the interface bindings a network may ask for.
+var bindings = []string{BindingBridge, BindingSRIOV}
+
 // maxNameservers is the Kubernetes limit for a pod's dnsConfig.
 const maxNameservers = 3
 
@@ -114,6 +117,10 @@ func (rs *resolution) networks(s *Settings, p *field.Path, networks []Network) {
 				defaultAt = i
 			}
 		}
-		s.Networks = append(s.Networks, NetworkRef{Namespace: namespace, Name: name, Default: n.Default})
+		binding := BindingBridge
+		if n.Binding != "" && enum(rs, p.Index(i).Child("binding"), n.Binding, bindings) {
+			binding = n.Binding
+		}
+		s.Networks = append(s.Networks, NetworkRef{Namespace: namespace, Name: name, Default: n.Default, Binding: binding})
 	}
 }

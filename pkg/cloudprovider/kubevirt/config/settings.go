@@ -36,6 +36,9 @@ type Settings struct {
 
 	PrimaryDisk    PrimaryDiskSettings
 	SecondaryDisks []SecondaryDiskSettings
+	// GPUs and HostDevices are passed through as they are.
+	GPUs        []DeviceSettings
+	HostDevices []DeviceSettings
 
 	DNSPolicy corev1.DNSPolicy
 	DNSConfig *corev1.PodDNSConfig
@@ -149,6 +152,20 @@ type NetworkRef struct {
 	Namespace string
 	Name      string
 	Default   bool
+	// Binding is BindingBridge or BindingSRIOV.
+	Binding string
+}
+
+// Interface bindings of networks.
+const (
+	BindingBridge = "bridge"
+	BindingSRIOV  = "sriov"
+)
+
+// DeviceSettings is a resolved passthrough device.
+type DeviceSettings struct {
+	Name       string
+	DeviceName string
 }
 
 // AffinityType is a preset strength.

@@ -77,6 +77,19 @@ type Template struct {
 	Memory         providerconfig.ConfigVarString `json:"memory,omitempty"`
 	PrimaryDisk    PrimaryDisk                    `json:"primaryDisk,omitempty"`
 	SecondaryDisks []SecondaryDisk                `json:"secondaryDisks,omitempty"`
+	// GPUs passes host GPUs through to the VM. Additive.
+	GPUs []Device `json:"gpus,omitempty"`
+	// HostDevices passes other host PCI or mediated devices (such as NVMe
+	// drives) through to the VM. Additive.
+	HostDevices []Device `json:"hostDevices,omitempty"`
+}
+
+// Device is a host device passed through to the VM: its name in the VM
+// and the resource name the infra cluster's device plugin advertises it
+// under (permitted in the KubeVirt CR's permittedHostDevices).
+type Device struct {
+	Name       string `json:"name"`
+	DeviceName string `json:"deviceName"`
 }
 
 // VCPUs sets guest cores without CPU requests/limits, so KubeVirt's
@@ -175,6 +188,10 @@ type Network struct {
 	// Default makes this network replace the pod network. At most one network
 	// may be the default.
 	Default bool `json:"default,omitempty"`
+	// Binding attaches the VM to the network: "bridge" (default) or
+	// "sriov" (an SR-IOV virtual function, seed 003's high-performance
+	// networking). Additive.
+	Binding string `json:"binding,omitempty"`
 }
 
 // Tuning mirrors the performance settings of Gardener's KubeVirt WorkerConfig.

@@ -227,7 +227,7 @@ func everyFeatureSettings(s *Settings) {
 	s.OVNSubnet = "tenant-subnet"
 	s.NetworkMultiQueue = false
 	s.EvictionStrategy = kubevirtcorev1.EvictionStrategyLiveMigrate
-	s.Networks = []NetworkRef{{Name: "tenant-net", Default: true}, {Namespace: "shared", Name: "storage-net"}}
+	s.Networks = []NetworkRef{{Name: "tenant-net", Default: true, Binding: BindingBridge}, {Namespace: "shared", Name: "storage-net", Binding: BindingBridge}}
 	s.Tuning = TuningSettings{
 		CPU:               &CPUTuning{Cores: 2, Sockets: 2, Threads: 1, Model: "host-passthrough", DedicatedCPUPlacement: true, IsolateEmulatorThread: true},
 		HugepagesPageSize: "1Gi",

@@ -133,5 +133,11 @@ func devices(s *config.Settings) kubevirtcorev1.Devices {
 	if s.Tuning.BlockMultiQueue != nil {
 		out.BlockMultiQueue = ptr.To(*s.Tuning.BlockMultiQueue)
 	}
+	for _, d := range s.GPUs {
+		out.GPUs = append(out.GPUs, kubevirtcorev1.GPU{Name: d.Name, DeviceName: d.DeviceName})
+	}
+	for _, d := range s.HostDevices {
+		out.HostDevices = append(out.HostDevices, kubevirtcorev1.HostDevice{Name: d.Name, DeviceName: d.DeviceName})
+	}
 	return out
 }

@@ -18,6 +18,7 @@ func newRootCmd(in io.Reader, out, errOut io.Writer) *cobra.Command {
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.AddCommand(newRenderCmd(in, out))
+	root.AddCommand(newCatalogCmd(out))
 	root.AddCommand(newRunCmd(errOut))
 	return root
 }

@@ -1,5 +1,6 @@
-// Package addons embeds the manifests of the KubeVirt CSI driver as Go
-// text/template files and renders them into objects.
+// Package addons embeds the manifests of the KubeVirt CSI driver and cloud
+// controller manager as Go text/template files and renders them into
+// objects.
 //
 // kubevirt-csi/ holds the tenant-cluster side, which the infra-controller
 // applies to every tenant cluster: the driver's namespace, the CSIDriver
@@ -12,6 +13,12 @@
 // the CSI controller Deployment, reaching the infra cluster with the
 // kubeconfig the csiaccess controller keeps and the tenant cluster with
 // the tenant kubeconfig Secret.
+//
+// kubevirt-ccm/ holds the KubeVirt cloud controller manager of each tenant
+// cluster, also applied to its tenant namespace on the infra cluster: its
+// cloud-config ConfigMap and Deployment, reaching the infra cluster with
+// the kubeconfig of the csiaccess controller's CCM profile and the tenant
+// cluster with the tenant kubeconfig Secret.
 //
 // kubevirt-csi-storageclasses/ holds the tenant cluster's StorageClasses,
 // one per initialized infra class (Params.StorageClasses); the

@@ -16,7 +16,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
-//go:embed kubevirt-csi/*.yaml kubevirt-csi-controller/*.yaml kubevirt-csi-storageclasses/*.yaml
+//go:embed kubevirt-csi/*.yaml kubevirt-csi-controller/*.yaml kubevirt-csi-storageclasses/*.yaml kubevirt-ccm/*.yaml
 var files embed.FS
 
 // Addon directories.
@@ -54,8 +54,10 @@ const (
 // Params are the values the templates use. The node plugin (KubeVirtCSI)
 // uses ClusterID, InfraNamespace, DriverImage, RegistrarImage and
 // LivenessProbeImage; the controller (KubeVirtCSIController) needs every
-// field except RegistrarImage, and Render refuses it when a Secret name or
-// key is empty.
+// field except RegistrarImage and the CCM fields, and Render refuses it
+// when a Secret name or key is empty. The cloud controller manager
+// (KubeVirtCCM) uses ClusterID, InfraNamespace, the Secret fields,
+// ConfigHash and the CCM fields.
 type Params struct {
 	// ClusterID is the tenant cluster's id.
 	ClusterID string
@@ -90,6 +92,17 @@ type Params struct {
 	ResizerImage string
 	// StorageClasses are the tenant StorageClasses (KubeVirtCSIStorageClasses).
 	StorageClasses []StorageClass
+	// CCMImage is the image of the KubeVirt cloud controller manager.
+	CCMImage string
+	// CCMLoadBalancer turns the CCM's load balancers on: Services of type
+	// LoadBalancer in the tenant cluster get one in InfraNamespace.
+	CCMLoadBalancer bool
+	// CCMZoneAndRegion makes the CCM label tenant Nodes with the
+	// topology region and zone of the infra node their VM runs on.
+	CCMZoneAndRegion bool
+	// CCMFeatureGates are passed to the CCM as --feature-gates; none when
+	// empty.
+	CCMFeatureGates FeatureGates
 }
 
 // StorageClass is one tenant StorageClass backed by an infra class.
@@ -138,6 +151,7 @@ func (p Params) withDefaults() Params {
 		{&p.ProvisionerImage, DefaultProvisionerImage},
 		{&p.AttacherImage, DefaultAttacherImage},
 		{&p.ResizerImage, DefaultResizerImage},
+		{&p.CCMImage, DefaultCCMImage},
 	} {
 		if *image.field == "" {
 			*image.field = image.value

@@ -209,7 +209,14 @@ func checkMounts(t *testing.T, containers []corev1.Container) {
 }
 
 func TestRenderControllerHardening(t *testing.T) {
-	d := renderController(t, controllerParams())
+	checkHardened(t, renderController(t, controllerParams()))
+}
+
+// checkHardened checks that every container of d runs as a non-root user,
+// without privileges, on a read-only root file system and with resource
+// requests.
+func checkHardened(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
 	psc := d.Spec.Template.Spec.SecurityContext
 	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.RunAsUser == nil || *psc.RunAsUser == 0 {
 		t.Errorf("pod security context %+v does not run as a non-root user", psc)

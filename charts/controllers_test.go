@@ -97,13 +97,29 @@ func TestControllerRolesAreTheGeneratedOnes(t *testing.T) {
 	}
 }
 
-// The API server lets infra-controller create the CSI driver's Role only
-// with every permission of it.
-func TestInfraControllerHoldsTheCSIRole(t *testing.T) {
+// The API server lets infra-controller create the Roles (and the CCM's
+// ClusterRole) of the access profiles only with every permission of them.
+func TestInfraControllerHoldsTheProfileRoles(t *testing.T) {
 	have := permissions(generatedRules(t, "infra-controller/files/rbac/role.yaml", "ClusterRole"))
-	for _, p := range permissions(csiaccess.Rules()) {
-		if _, found := slices.BinarySearch(have, p); !found {
-			t.Errorf("infra-controller lacks %s of the CSI Role", p)
+	for _, profile := range []csiaccess.Profile{csiaccess.CSI(), csiaccess.CCM()} {
+		for _, p := range permissions(append(slices.Clone(profile.Rules), profile.ClusterRules...)) {
+			if _, found := slices.BinarySearch(have, p); !found {
+				t.Errorf("infra-controller lacks %s of the %s profile", p, profile.Name)
+			}
+		}
+	}
+}
+
+// infra-controller may change and delete cluster-wide RBAC objects only by
+// the name of the CCM profile's pair.
+func TestInfraControllerClusterRBACIsNamed(t *testing.T) {
+	for _, rule := range generatedRules(t, "infra-controller/files/rbac/role.yaml", "ClusterRole") {
+		if !slices.Contains(rule.APIGroups, rbacv1.GroupName) || !slices.Contains(rule.Resources, "clusterrolebindings") {
+			continue
+		}
+		if slices.ContainsFunc(rule.Verbs, func(v string) bool { return v == "update" || v == "delete" || v == "*" }) &&
+			!slices.Equal(rule.ResourceNames, []string{csiaccess.CCM().ClusterObjectName()}) {
+			t.Errorf("infra-controller may update or delete ClusterRoleBindings named %v, want only %s", rule.ResourceNames, csiaccess.CCM().ClusterObjectName())
 		}
 	}
 }

@@ -92,6 +92,22 @@ func TestChartArgsParse(t *testing.T) {
 			},
 		},
 		{
+			name: "cloud controller manager",
+			values: map[string]any{
+				"cloudControllerManager": true, "ccmLoadBalancer": false, "ccmZoneAndRegion": false,
+				"ccmFeatureGates": map[string]any{"SomeGate": true, "OtherGate": false},
+				"images":          map[string]any{"controller": "r/infra:1", "ccm": "r/ccm:1"},
+			},
+			check: func(t *testing.T, f *flags) {
+				t.Helper()
+				p := f.options.CCM.Params
+				want := addons.FeatureGates{"SomeGate": true, "OtherGate": false}
+				if !f.options.EnableCCM || p.CCMLoadBalancer || p.CCMZoneAndRegion || p.CCMImage != "r/ccm:1" || !cmp.Equal(p.CCMFeatureGates, want) {
+					t.Errorf("CCM on %t, params %+v", f.options.EnableCCM, p)
+				}
+			},
+		},
+		{
 			name: "CSI controller off, images overridden",
 			values: map[string]any{"csiController": false, "csiImages": map[string]any{
 				"driver": "r/d:1", "nodeDriverRegistrar": "r/n:1", "livenessProbe": "r/l:1",
@@ -104,8 +120,8 @@ func TestChartArgsParse(t *testing.T) {
 					DriverImage: "r/d:1", RegistrarImage: "r/n:1", LivenessProbeImage: "r/l:1",
 					ProvisionerImage: "r/p:1", AttacherImage: "r/a:1", ResizerImage: "r/r:1",
 				}
-				if o.EnableCSIController || !cmp.Equal(o.CSIController.Images, want) || !cmp.Equal(o.Addons.Images, want) {
-					t.Errorf("CSI controller %t, images %+v and %+v", o.EnableCSIController, o.CSIController.Images, o.Addons.Images)
+				if o.EnableCSIController || !cmp.Equal(o.CSIController.Params, want) || !cmp.Equal(o.Addons.Images, want) {
+					t.Errorf("CSI controller %t, images %+v and %+v", o.EnableCSIController, o.CSIController.Params, o.Addons.Images)
 				}
 			},
 		},
@@ -134,7 +150,7 @@ func checkChartDefaults(t *testing.T, f *flags) {
 		t.Fatal(err)
 	}
 	got := f.options
-	got.Addons.Images, got.CSIController.Images = binary.options.Addons.Images, binary.options.CSIController.Images
+	got.Addons.Images, got.CSIController.Params = binary.options.Addons.Images, binary.options.CSIController.Params
 	if diff := cmp.Diff(binary.options, got); diff != "" {
 		t.Errorf("the chart's defaults differ from the binary's (-binary +chart):\n%s", diff)
 	}

@@ -58,6 +58,11 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.StringVar(&o.CSIAccess.ServerURL, "csi-infra-server-url", "", "Infra API server address in the CSI controller's kubeconfig; the controller's own when empty.")
 	csiController := fs.Bool("csi-controller", true, "Run the controller side of each tenant's KubeVirt CSI driver in its tenant namespace (needs --csi-access).")
 	images := csiImageFlags(fs)
+	fs.BoolVar(&o.EnableCCM, "cloud-controller-manager", false, "Run each tenant's KubeVirt cloud controller manager in its tenant namespace, with its own infra ServiceAccount (LoadBalancer Services, node zones and regions).")
+	fs.BoolVar(&o.CCM.Params.CCMLoadBalancer, "ccm-load-balancer", o.CCM.Params.CCMLoadBalancer, "Let the cloud controller manager expose tenant LoadBalancer Services as Services in the tenant namespace that select the tenant's VMs.")
+	fs.BoolVar(&o.CCM.Params.CCMZoneAndRegion, "ccm-zone-and-region", o.CCM.Params.CCMZoneAndRegion, "Let the cloud controller manager label tenant Nodes with the topology region and zone of the infra node their VM runs on (reads infra Nodes).")
+	fs.Func("ccm-feature-gates", "Comma-separated Name=true|false feature gates of the cloud controller manager (--feature-gates).", featureGates(&o.CCM.Params.CCMFeatureGates))
+	fs.StringVar(&o.CCM.Params.CCMImage, "ccm-image", addons.DefaultCCMImage, "Image of the KubeVirt cloud controller manager.")
 	imageCache := fs.Bool("image-cache", true, "Import the named images of ConfigMap image-cache and remove unused cache DataVolumes (needs CDI).")
 	fs.DurationVar(&o.ImageCache.GracePeriod, "image-cache-grace-period", imagecache.DefaultGracePeriod, "How long a cache DataVolume no VM refers to is kept.")
 	fs.BoolVar(&o.EnableNetworks, "tenant-networks", false, "Turn the CNI configurations of ConfigMap tenant-networks into NetworkAttachmentDefinitions (needs Multus).")
@@ -71,7 +76,7 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.Func("network-policy-allowed-cidrs", "Comma-separated further egress destinations, e.g. the tenant API servers.", list(&o.NetworkPolicies.AllowedCIDRs))
 	fs.StringVar(&o.NetworkPolicies.ClusterPoliciesNamespace, "cluster-network-policies-namespace", "", "Namespace whose ConfigMap network-policies lists custom NetworkPolicies for every tenant namespace (a tenant's own of the same name wins); empty turns them off.")
 	fs.Func("network-policy-nameservers", "Comma-separated DNS server addresses allowed on port 53 besides the cluster DNS.", list(&o.NetworkPolicies.Nameservers))
-	fs.Func("network-policy-csi-controller-cidrs", "Comma-separated destinations the CSI controller pods may reach over TCP (default every address).", list(&o.NetworkPolicies.CSIControllerCIDRs))
+	fs.Func("network-policy-csi-controller-cidrs", "Comma-separated destinations the CSI controller and cloud controller manager pods may reach over TCP (default every address).", list(&o.NetworkPolicies.CSIControllerCIDRs))
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -89,7 +94,7 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	o.DisableCSIAccess = !*csiAccess
 	o.EnableAddons = *nodePlugin
 	o.EnableCSIController = *csiController && *csiAccess
-	o.Addons.Images, o.CSIController.Images = *images, *images
+	o.Addons.Images, o.CSIController.Params = *images, *images
 	o.EnableImageCache = *imageCache
 	o.DisableNetworkPolicies = !*networkPolicies
 	o.NetworkPolicies.DisableDefaults = !*defaultPolicies
@@ -110,6 +115,18 @@ func csiImageFlags(fs *flag.FlagSet) *addons.Params {
 	fs.StringVar(&p.AttacherImage, "csi-attacher-image", addons.DefaultAttacherImage, "Image of the CSI external-attacher (controller).")
 	fs.StringVar(&p.ResizerImage, "csi-resizer-image", addons.DefaultResizerImage, "Image of the CSI external-resizer (controller).")
 	return p
+}
+
+// featureGates returns a flag.Func that sets *dst to parsed feature gates.
+func featureGates(dst *addons.FeatureGates) func(string) error {
+	return func(value string) error {
+		gates, err := addons.ParseFeatureGates(value)
+		if err != nil {
+			return err
+		}
+		*dst = gates
+		return nil
+	}
 }
 
 // list returns a flag.Func that sets *dst to a comma-separated list.

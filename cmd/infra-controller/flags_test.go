@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,7 +69,7 @@ func TestParseFlags(t *testing.T) {
 					DriverImage: "r/d:1", RegistrarImage: "r/n:1", LivenessProbeImage: "r/l:1",
 					ProvisionerImage: "r/p:1", AttacherImage: "r/a:1", ResizerImage: "r/r:1",
 				}
-				o.Addons.Images, o.CSIController.Images = images, images
+				o.Addons.Images, o.CSIController.Params = images, images
 			},
 		},
 		{
@@ -83,6 +84,23 @@ func TestParseFlags(t *testing.T) {
 		{name: "tenant clusters off", args: []string{"--tenant-clusters=false"}, want: func(o *infracontroller.Options) { o.EnableTenantClusters = false }},
 		{name: "network policies off", args: []string{"--network-policies=false"}, want: func(o *infracontroller.Options) { o.DisableNetworkPolicies = true }},
 		{name: "an invalid CIDR is refused", args: []string{"--network-policy-allowed-cidrs=10.0.0.0"}, wantErr: true},
+		{name: "CCM off by default, on with its defaults", args: []string{"--cloud-controller-manager"}, want: func(o *infracontroller.Options) { o.EnableCCM = true }},
+		{
+			name: "CCM settings",
+			args: []string{
+				"--cloud-controller-manager", "--ccm-load-balancer=false", "--ccm-zone-and-region=false",
+				"--ccm-feature-gates=SomeGate=true, OtherGate=false", "--ccm-image=r/ccm:1",
+			},
+			want: func(o *infracontroller.Options) {
+				o.EnableCCM = true
+				o.CCM.Params.CCMLoadBalancer, o.CCM.Params.CCMZoneAndRegion = false, false
+				o.CCM.Params.CCMFeatureGates = addons.FeatureGates{"SomeGate": true, "OtherGate": false}
+				o.CCM.Params.CCMImage = "r/ccm:1"
+			},
+		},
+		{name: "CCM without CSI access", args: []string{"--cloud-controller-manager", "--csi-access=false"}, want: func(o *infracontroller.Options) {
+			o.EnableCCM, o.DisableCSIAccess, o.EnableCSIController = true, true, false
+		}},
 		{name: "empty prefix is refused", args: []string{"--namespace-prefix="}, wantErr: true},
 		{name: "non-positive qps is refused", args: []string{"--kube-api-qps=0"}, wantErr: true},
 		{name: "positional arguments are refused", args: []string{"extra"}, wantErr: true},
@@ -113,11 +131,21 @@ func TestParseFlags(t *testing.T) {
 				LivenessProbeImage: addons.DefaultLivenessProbeImage, ProvisionerImage: addons.DefaultProvisionerImage,
 				AttacherImage: addons.DefaultAttacherImage, ResizerImage: addons.DefaultResizerImage,
 			}
-			want.Addons.Images, want.CSIController.Images = defaultImages, defaultImages
+			want.Addons.Images, want.CSIController.Params = defaultImages, defaultImages
+			want.CCM.Params.CCMImage = addons.DefaultCCMImage
 			tc.want(&want)
 			if diff := cmp.Diff(want, f.options, cmp.AllowUnexported(infracontroller.Options{})); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestParseFlagsCCMFeatureGatesRefused(t *testing.T) {
+	for _, value := range []string{"SomeGate", "SomeGate=maybe", "some-gate=true"} {
+		_, err := parseFlags([]string{"--ccm-feature-gates=" + value}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "-ccm-feature-gates") {
+			t.Errorf("%q: got error %v, want one naming the flag", value, err)
+		}
 	}
 }

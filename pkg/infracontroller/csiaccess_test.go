@@ -80,7 +80,13 @@ func TestCSIAccess(t *testing.T) {
 // checkAccessObjects checks the ServiceAccount, Role, RoleBinding and token
 // Secret of namespace.
 func checkAccessObjects(ctx context.Context, c ctrlruntimeclient.Client, namespace string) error {
-	key := ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: csiaccess.Name}
+	return checkProfileObjects(ctx, c, namespace, csiaccess.CSI())
+}
+
+// checkProfileObjects checks the ServiceAccount, Role, RoleBinding and
+// token Secret of profile p in namespace.
+func checkProfileObjects(ctx context.Context, c ctrlruntimeclient.Client, namespace string, p csiaccess.Profile) error {
+	key := ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: p.Name}
 	if err := c.Get(ctx, key, &corev1.ServiceAccount{}); err != nil {
 		return err
 	}
@@ -88,42 +94,48 @@ func checkAccessObjects(ctx context.Context, c ctrlruntimeclient.Client, namespa
 	if err := c.Get(ctx, key, &r); err != nil {
 		return err
 	}
-	if diff := cmp.Diff(csiaccess.Rules(), r.Rules); diff != "" {
+	if diff := cmp.Diff(p.Rules, r.Rules); diff != "" {
 		return fmt.Errorf("role rules (-want +got):\n%s", diff)
 	}
 	var b rbacv1.RoleBinding
 	if err := c.Get(ctx, key, &b); err != nil {
 		return err
 	}
-	wantSubjects := []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: namespace, Name: csiaccess.Name}}
-	if diff := cmp.Diff(wantSubjects, b.Subjects); diff != "" || b.RoleRef.Name != csiaccess.Name {
+	wantSubjects := []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: namespace, Name: p.Name}}
+	if diff := cmp.Diff(wantSubjects, b.Subjects); diff != "" || b.RoleRef.Name != p.Name {
 		return fmt.Errorf("role binding %v, subjects (-want +got):\n%s", b.RoleRef, diff)
 	}
 	var s corev1.Secret
-	if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: csiaccess.TokenSecretName}, &s); err != nil {
+	if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: p.TokenSecretName}, &s); err != nil {
 		return err
 	}
-	if s.Type != corev1.SecretTypeServiceAccountToken || s.Annotations[corev1.ServiceAccountNameKey] != csiaccess.Name {
+	if s.Type != corev1.SecretTypeServiceAccountToken || s.Annotations[corev1.ServiceAccountNameKey] != p.Name {
 		return fmt.Errorf("token secret type %s, annotations %v", s.Type, s.Annotations)
 	}
 	return nil
 }
 
 // fillToken plays kube-controller-manager's token controller (not run
-// here): it puts a token of the ServiceAccount into the token Secret.
+// here): it puts a token of the CSI ServiceAccount into the token Secret.
 func fillToken(t *testing.T, env *envtest.Env, namespace string) {
+	t.Helper()
+	fillProfileToken(t, env, namespace, csiaccess.CSI())
+}
+
+// fillProfileToken fills the token Secret of profile p in namespace.
+func fillProfileToken(t *testing.T, env *envtest.Env, namespace string, p csiaccess.Profile) {
 	t.Helper()
 	ctx := t.Context()
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, csiaccess.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, p.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("failed to request a token: %v", err)
 	}
 	var s corev1.Secret
-	if err := env.Client.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: csiaccess.TokenSecretName}, &s); err != nil {
+	if err := env.Client.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: p.TokenSecretName}, &s); err != nil {
 		t.Fatal(err)
 	}
 	s.Data = map[string][]byte{corev1.ServiceAccountTokenKey: []byte(tr.Status.Token), corev1.ServiceAccountRootCAKey: env.Config.CAData}

@@ -39,7 +39,7 @@ func TestCSIController(t *testing.T) {
 	o.Flavors = flavorsOff()
 	o.DisableStorageClasses, o.DisableNetworkPolicies = true, true
 	o.EnableCSIController = true
-	o.CSIController.Images.ProvisionerImage = "example.com/provisioner:v1"
+	o.CSIController.Params.ProvisionerImage = "example.com/provisioner:v1"
 	startController(t, infra.Config, o, nil, -1)
 	createTenant(t, c, "cluster-a", tenantEnv.KubeconfigBytes)
 	// A tenant namespace without a tenant kubeconfig, holding a Deployment

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,9 +41,11 @@ type Options struct {
 	StorageClasses storageclass.Options
 	// DisableStorageClasses turns storage-class initialization off.
 	DisableStorageClasses bool
-	// CSIAccess configures the CSI driver's infra access objects.
+	// CSIAccess configures the infra access objects; its Profiles are
+	// set from DisableCSIAccess and EnableCCM.
 	CSIAccess csiaccess.Options
-	// DisableCSIAccess turns the CSI driver's infra access objects off.
+	// DisableCSIAccess turns the CSI driver's infra access objects (the
+	// CSI profile) off.
 	DisableCSIAccess bool
 	// EnableImageCache turns the image cache on: named images imported
 	// per tenant namespace and unused cache DataVolumes removed. It needs
@@ -83,6 +86,18 @@ type Options struct {
 	// CSIController configures the CSI controller controller; its Secret
 	// name and key default to the storage-class controller's.
 	CSIController csicontroller.Options
+	// EnableCCM turns the KubeVirt cloud controller manager on: the CCM
+	// profile of the access objects (a ServiceAccount, Role, token and
+	// kubeconfig per tenant namespace, and one ClusterRole and
+	// ClusterRoleBinding letting them read infra Nodes) and
+	// addons/kubevirt-ccm in every tenant namespace with a tenant
+	// kubeconfig Secret. It works whether or not CSI access is disabled.
+	EnableCCM bool
+	// CCM configures the cloud controller manager: Params carries its
+	// image and settings (CCMImage, CCMLoadBalancer, CCMZoneAndRegion,
+	// CCMFeatureGates); the Secret name and key default to the
+	// storage-class controller's.
+	CCM csicontroller.Options
 }
 
 // DefaultOptions returns the options of a plain Kubermatic layout with
@@ -97,7 +112,20 @@ func DefaultOptions() Options {
 			Instancetypes:   true,
 			Preferences:     true,
 		},
+		CCM: csicontroller.Options{Params: addons.Params{CCMLoadBalancer: true, CCMZoneAndRegion: true}},
 	}
+}
+
+// accessProfiles returns the access profiles o switches on.
+func (o Options) accessProfiles() []csiaccess.Profile {
+	var profiles []csiaccess.Profile
+	if !o.DisableCSIAccess {
+		profiles = append(profiles, csiaccess.CSI())
+	}
+	if o.EnableCCM {
+		profiles = append(profiles, csiaccess.CCM())
+	}
+	return profiles
 }
 
 func (o Options) tenants() tenant.Matcher {
@@ -111,15 +139,17 @@ func (o Options) tenants() tenant.Matcher {
 // the cache holds only the tenant kubeconfig Secrets, not every Secret of
 // the infra cluster, only our ServiceAccounts, Roles and RoleBindings, only
 // the image-cache ConfigMaps, only cache DataVolumes and only our
-// NetworkAttachmentDefinitions, NetworkPolicies and CSI controller
-// Deployments.
+// NetworkAttachmentDefinitions, NetworkPolicies, ClusterRoles,
+// ClusterRoleBindings and CSI controller and CCM Deployments.
 func CacheOptions(o Options) cache.Options {
 	ours := cache.ByObject{Label: csiaccess.Managed()}
 	byObject := map[ctrlruntimeclient.Object]cache.ByObject{
-		&corev1.Secret{}:         {Field: fields.OneTermEqualSelector("metadata.name", o.StorageClasses.SecretNameOrDefault())},
-		&corev1.ServiceAccount{}: ours,
-		&rbacv1.Role{}:           ours,
-		&rbacv1.RoleBinding{}:    ours,
+		&corev1.Secret{}:             {Field: fields.OneTermEqualSelector("metadata.name", o.StorageClasses.SecretNameOrDefault())},
+		&corev1.ServiceAccount{}:     ours,
+		&rbacv1.Role{}:               ours,
+		&rbacv1.RoleBinding{}:        ours,
+		&rbacv1.ClusterRole{}:        ours,
+		&rbacv1.ClusterRoleBinding{}: ours,
 	}
 	// Kinds of switched-off features stay out: the manager would fail to
 	// start when their CRDs are not installed.
@@ -132,7 +162,7 @@ func CacheOptions(o Options) cache.Options {
 	if !o.DisableNetworkPolicies {
 		maps.Copy(byObject, netpol.CacheByObject())
 	}
-	if o.EnableCSIController {
+	if o.EnableCSIController || o.EnableCCM {
 		maps.Copy(byObject, csicontroller.CacheByObject())
 	}
 	return cache.Options{ByObject: byObject}
@@ -145,9 +175,13 @@ type Controllers struct {
 	// StorageClasses initializes tenant storage classes; nil when
 	// disabled.
 	StorageClasses *storageclass.Reconciler
-	// CSIAccess keeps the CSI driver's infra access objects; nil when
-	// disabled.
+	// CSIAccess keeps the infra access objects of the CSI driver and the
+	// CCM; nil when both are disabled.
 	CSIAccess *csiaccess.Reconciler
+	// ClusterAccess keeps the cluster-wide access objects (the CCM's
+	// ClusterRole and ClusterRoleBinding); nil when no enabled profile
+	// has any.
+	ClusterAccess *csiaccess.ClusterReconciler
 	// ImageCache keeps the image cache; nil when disabled.
 	ImageCache *imagecache.Reconciler
 	// Networks keeps the tenant networks; nil when disabled.
@@ -162,6 +196,9 @@ type Controllers struct {
 	// CSIController keeps the CSI controller Deployments; nil when
 	// disabled.
 	CSIController *csicontroller.Reconciler
+	// CCM keeps the cloud controller manager Deployments; nil when
+	// disabled.
+	CCM *csicontroller.Reconciler
 }
 
 // Setup registers the controllers with mgr. All reads go through the
@@ -186,11 +223,8 @@ func Setup(mgr ctrl.Manager, o Options) (*Controllers, error) {
 			return nil, err
 		}
 	}
-	if !o.DisableCSIAccess {
-		c.CSIAccess = &csiaccess.Reconciler{Reader: mgr.GetCache(), Writer: mgr.GetClient(), Tenants: tenants, Options: o.CSIAccess}
-		if err := c.CSIAccess.SetupWithManager(mgr); err != nil {
-			return nil, err
-		}
+	if err := setupAccess(mgr, o, tenants, c); err != nil {
+		return nil, err
 	}
 	if o.EnableImageCache {
 		c.ImageCache = &imagecache.Reconciler{Reader: mgr.GetCache(), Writer: mgr.GetClient(), Tenants: tenants, Options: o.ImageCache}
@@ -207,10 +241,30 @@ func Setup(mgr ctrl.Manager, o Options) (*Controllers, error) {
 	if err := setupAddons(mgr, o, tenants, c); err != nil {
 		return nil, err
 	}
-	if err := setupCSIController(mgr, o, tenants, c); err != nil {
+	if err := setupDeployments(mgr, o, tenants, c); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// setupAccess registers the access controllers for the profiles o
+// switches on.
+func setupAccess(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Controllers) error {
+	profiles := o.accessProfiles()
+	if len(profiles) == 0 {
+		return nil
+	}
+	ao := o.CSIAccess
+	ao.Profiles = profiles
+	c.CSIAccess = &csiaccess.Reconciler{Reader: mgr.GetCache(), Writer: mgr.GetClient(), Tenants: tenants, Options: ao}
+	if err := c.CSIAccess.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(profiles, func(p csiaccess.Profile) bool { return len(p.ClusterRules) > 0 }) {
+		return nil
+	}
+	c.ClusterAccess = &csiaccess.ClusterReconciler{Reader: mgr.GetCache(), Writer: mgr.GetClient(), Tenants: tenants, Profiles: profiles}
+	return c.ClusterAccess.SetupWithManager(mgr)
 }
 
 // setupAddons registers the addons controller when o switches it on.
@@ -229,20 +283,35 @@ func setupAddons(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Control
 	return c.Addons.SetupWithManager(mgr)
 }
 
-// setupCSIController registers the CSI controller controller when o
-// switches it on.
-func setupCSIController(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Controllers) error {
-	if !o.EnableCSIController {
-		return nil
-	}
-	if o.DisableCSIAccess {
+// setupDeployments registers the CSI controller and CCM controllers that
+// o switches on.
+func setupDeployments(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Controllers) error {
+	if o.EnableCSIController && o.DisableCSIAccess {
 		return errors.New("the CSI controller needs the CSI access objects: do not disable CSI access")
 	}
-	co := o.CSIController
+	var err error
+	if o.EnableCSIController {
+		if c.CSIController, err = setupComponent(mgr, o, tenants, csicontroller.CSI(), o.CSIController); err != nil {
+			return err
+		}
+	}
+	if o.EnableCCM {
+		if c.CCM, err = setupComponent(mgr, o, tenants, csicontroller.CCM(), o.CCM); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setupComponent registers the controller of one component, its Secret
+// name and key defaulting to the storage-class controller's.
+func setupComponent(mgr ctrl.Manager, o Options, tenants tenant.Matcher, comp csicontroller.Component, co csicontroller.Options) (*csicontroller.Reconciler, error) {
 	co.SecretName = cmp.Or(co.SecretName, o.StorageClasses.SecretNameOrDefault())
 	co.SecretKey = cmp.Or(co.SecretKey, o.StorageClasses.SecretKeyOrDefault())
-	c.CSIController = &csicontroller.Reconciler{Reader: mgr.GetCache(), Writer: mgr.GetClient(), Tenants: tenants, Options: co}
-	return c.CSIController.SetupWithManager(mgr)
+	r := &csicontroller.Reconciler{
+		Reader: mgr.GetCache(), Writer: mgr.GetClient(), Component: comp, Tenants: tenants, Options: co,
+	}
+	return r, r.SetupWithManager(mgr)
 }
 
 // setupTenantClusters registers the TenantCluster controller when o

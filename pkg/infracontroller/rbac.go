@@ -18,9 +18,13 @@ package infracontroller
 // the ConfigMaps that describe them. TenantClusters: their namespaces are
 // created, labelled and deleted, their VirtualMachines deleted first, their
 // kubeconfig Secrets read and copied, their images, networks and policies
-// written to the ConfigMaps the other controllers read. CSI controller:
-// one Deployment per tenant namespace is applied (server-side apply is a
-// patch) and deleted. The namespace
+// written to the ConfigMaps the other controllers read. CSI controller and
+// CCM: one Deployment (and for the CCM one cloud-config ConfigMap) per
+// tenant namespace is applied (server-side apply is a patch) and deleted.
+// CCM access: the controller holds the rules of the CCM's Role (Services,
+// VirtualMachineInstances) and ClusterRole (reading Nodes), and keeps that
+// one ClusterRole and ClusterRoleBinding (changed and deleted only by that
+// name), deleting both when no tenant namespace is left. The namespace
 // "leader-election" is a placeholder the chart replaces with the namespace
 // of the Lease.
 //
@@ -30,6 +34,10 @@ package infracontroller
 // +kubebuilder:rbac:groups=instancetype.kubevirt.io,resources=virtualmachineinstancetypes;virtualmachinepreferences,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=secrets;serviceaccounts,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=update;delete,resourceNames=kkp-kubevirt:kubevirt-cloud-controller-manager
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;create;update;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get
 // +kubebuilder:rbac:groups=cdi.kubevirt.io,resources=datavolumes,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachines;virtualmachineinstances,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachines,verbs=delete

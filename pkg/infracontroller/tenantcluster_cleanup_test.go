@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -23,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/imagecache"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
@@ -53,6 +56,7 @@ func TestTenantClusterLeavesNothingBehind(t *testing.T) {
 	tc := tenantEnv.Client
 	o := infracontroller.DefaultOptions()
 	o.EnableTenantClusters, o.EnableAddons, o.EnableImageCache, o.EnableNetworks = true, true, true, true
+	o.EnableCSIController, o.EnableCCM = true, true
 	startController(t, infra.Config, o, nil, -1)
 
 	// What an operator has before the cluster exists: an initialized infra
@@ -81,6 +85,10 @@ func TestTenantClusterLeavesNothingBehind(t *testing.T) {
 		return ic.Get(ctx, types.NamespacedName{Namespace: "cluster-full", Name: csiaccess.TokenSecretName}, &corev1.Secret{})
 	})
 	fillToken(t, infra, "cluster-full")
+	eventually(t, wait, func() error {
+		return ic.Get(ctx, types.NamespacedName{Namespace: "cluster-full", Name: csiaccess.CCM().TokenSecretName}, &corev1.Secret{})
+	})
+	fillProfileToken(t, infra, "cluster-full", csiaccess.CCM())
 
 	t.Run("the spec reaches every feature", func(t *testing.T) { checkFullCluster(t, ic, tc) })
 
@@ -185,6 +193,14 @@ func checkFullCluster(t *testing.T, ic, tc ctrlruntimeclient.Client) {
 		}
 		if err := tc.Get(ctx, types.NamespacedName{Name: "csi.kubevirt.io"}, &storagev1.CSIDriver{}); err != nil {
 			return fmt.Errorf("tenant CSIDriver: %w", err)
+		}
+		for _, name := range []string{addons.ControllerName, addons.CCMName} {
+			if err := ic.Get(ctx, types.NamespacedName{Namespace: "cluster-full", Name: name}, &appsv1.Deployment{}); err != nil {
+				return fmt.Errorf("deployment: %w", err)
+			}
+		}
+		if err := ic.Get(ctx, types.NamespacedName{Name: csiaccess.CCM().ClusterObjectName()}, &rbacv1.ClusterRoleBinding{}); err != nil {
+			return fmt.Errorf("CCM ClusterRoleBinding: %w", err)
 		}
 		return wantConditions(ctx, ic, "full", map[string]metav1.ConditionStatus{
 			infrav1alpha1.ConditionNamespaceReady:  metav1.ConditionTrue,

@@ -10,7 +10,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
-// Names of the objects in each tenant namespace.
+// Names of the CSI profile's objects in each tenant namespace.
 const (
 	// Name names the ServiceAccount, the Role and the RoleBinding.
 	Name = "kubevirt-csi"
@@ -18,7 +18,8 @@ const (
 	TokenSecretName = "kubevirt-csi-token"
 	// KubeconfigSecretName names the Secret with the driver's kubeconfig.
 	KubeconfigSecretName = "kubevirt-csi-kubeconfig"
-	// KubeconfigKey is the key of the kubeconfig in that Secret.
+	// KubeconfigKey is the key of the kubeconfig in the kubeconfig Secret
+	// of every profile.
 	KubeconfigKey = "kubeconfig"
 )
 
@@ -30,7 +31,7 @@ func meta(namespace, name string) metav1.ObjectMeta {
 	}
 }
 
-// Rules are what the driver may do in its tenant namespace: create and
+// Rules are what the CSI driver may do in its tenant namespace: create and
 // delete the DataVolumes backing tenant volumes, find the VMs and VMIs of
 // the tenant's nodes and hot-plug volumes into them, snapshot volumes and
 // read the PVCs.
@@ -51,43 +52,43 @@ func Rules() []rbacv1.PolicyRule {
 	}
 }
 
-func serviceAccount(namespace string) *corev1.ServiceAccount {
-	return &corev1.ServiceAccount{ObjectMeta: meta(namespace, Name)}
+func serviceAccount(p Profile, namespace string) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{ObjectMeta: meta(namespace, p.Name)}
 }
 
-func role(namespace string) *rbacv1.Role {
-	return &rbacv1.Role{ObjectMeta: meta(namespace, Name), Rules: Rules()}
+func role(p Profile, namespace string) *rbacv1.Role {
+	return &rbacv1.Role{ObjectMeta: meta(namespace, p.Name), Rules: p.Rules}
 }
 
-func roleBinding(namespace string) *rbacv1.RoleBinding {
+func roleBinding(p Profile, namespace string) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
-		ObjectMeta: meta(namespace, Name),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: Name}},
+		ObjectMeta: meta(namespace, p.Name),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: p.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: p.Name}},
 	}
 }
 
-func tokenSecret(namespace string) *corev1.Secret {
-	s := &corev1.Secret{ObjectMeta: meta(namespace, TokenSecretName), Type: corev1.SecretTypeServiceAccountToken}
-	s.Annotations = map[string]string{corev1.ServiceAccountNameKey: Name}
+func tokenSecret(p Profile, namespace string) *corev1.Secret {
+	s := &corev1.Secret{ObjectMeta: meta(namespace, p.TokenSecretName), Type: corev1.SecretTypeServiceAccountToken}
+	s.Annotations = map[string]string{corev1.ServiceAccountNameKey: p.Name}
 	return s
 }
 
-// kubeconfig renders the driver's kubeconfig: the infra API server, its
-// CA, the ServiceAccount token and the tenant namespace as the context's
+// kubeconfig renders a profile's kubeconfig: the infra API server, its CA,
+// the ServiceAccount token and the tenant namespace as the context's
 // namespace.
-func kubeconfig(server string, ca, token []byte, namespace string) ([]byte, error) {
+func kubeconfig(p Profile, server string, ca, token []byte, namespace string) ([]byte, error) {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["infra"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
-	cfg.AuthInfos[Name] = &clientcmdapi.AuthInfo{Token: string(token)}
-	cfg.Contexts["default"] = &clientcmdapi.Context{Cluster: "infra", AuthInfo: Name, Namespace: namespace}
+	cfg.AuthInfos[p.Name] = &clientcmdapi.AuthInfo{Token: string(token)}
+	cfg.Contexts["default"] = &clientcmdapi.Context{Cluster: "infra", AuthInfo: p.Name, Namespace: namespace}
 	cfg.CurrentContext = "default"
 	return clientcmd.Write(*cfg)
 }
 
-func kubeconfigSecret(namespace string, data []byte) *corev1.Secret {
+func kubeconfigSecret(p Profile, namespace string, data []byte) *corev1.Secret {
 	return &corev1.Secret{
-		ObjectMeta: meta(namespace, KubeconfigSecretName),
+		ObjectMeta: meta(namespace, p.KubeconfigSecretName),
 		Type:       corev1.SecretTypeOpaque,
 		Data:       map[string][]byte{KubeconfigKey: data},
 	}

@@ -6,12 +6,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
 func TestKubeconfig(t *testing.T) {
-	data, err := kubeconfig("https://infra.example.com:6443", []byte("ca-bytes"), []byte("token-bytes"), "cluster-a")
+	data, err := kubeconfig(CSI(), "https://infra.example.com:6443", []byte("ca-bytes"), []byte("token-bytes"), "cluster-a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestKubeconfig(t *testing.T) {
 }
 
 func TestTokenCompare(t *testing.T) {
-	want := tokenSecret("cluster-a")
+	want := tokenSecret(CSI(), "cluster-a")
 	for _, tc := range []struct {
 		name   string
 		change func(s *corev1.Secret)
@@ -62,5 +63,41 @@ func TestTokenCompare(t *testing.T) {
 				t.Error("mergeToken dropped the token controller's data")
 			}
 		})
+	}
+}
+
+// TestProfiles pins the object names: renaming the CSI profile's objects
+// would leave the old ones behind on upgrade.
+func TestProfiles(t *testing.T) {
+	got := map[string][]string{}
+	for _, p := range []Profile{CSI(), CCM()} {
+		got[p.Name] = []string{p.TokenSecretName, p.KubeconfigSecretName, p.ClusterObjectName()}
+	}
+	want := map[string][]string{
+		"kubevirt-csi": {"kubevirt-csi-token", "kubevirt-csi-kubeconfig", "kkp-kubevirt:kubevirt-csi"},
+		"kubevirt-cloud-controller-manager": {
+			"kubevirt-cloud-controller-manager-token", "kubevirt-cloud-controller-manager-kubeconfig",
+			"kkp-kubevirt:kubevirt-cloud-controller-manager",
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("profile names (-want +got):\n%s", diff)
+	}
+	if len(CSI().ClusterRules) != 0 {
+		t.Error("the CSI profile has cluster-wide rules")
+	}
+}
+
+func TestClusterRoleBinding(t *testing.T) {
+	b := clusterRoleBinding(CCM(), []string{"cluster-a", "cluster-b"})
+	want := []rbacv1.Subject{
+		{Kind: "ServiceAccount", Namespace: "cluster-a", Name: CCMName},
+		{Kind: "ServiceAccount", Namespace: "cluster-b", Name: CCMName},
+	}
+	if diff := cmp.Diff(want, b.Subjects); diff != "" {
+		t.Errorf("subjects (-want +got):\n%s", diff)
+	}
+	if b.RoleRef.Kind != "ClusterRole" || b.RoleRef.Name != CCM().ClusterObjectName() || b.Labels["kkp-kubevirt.io/managed-by"] != "infra-controller" {
+		t.Errorf("binding %+v", b)
 	}
 }

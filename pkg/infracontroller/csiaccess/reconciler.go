@@ -27,11 +27,22 @@ const ControllerName = "csi-access"
 
 // Options configures the controller.
 type Options struct {
-	// ServerURL is the infra API server address written into the driver's
-	// kubeconfig; the manager's own address when empty. Set it when pods
+	// ServerURL is the infra API server address written into the
+	// kubeconfigs; the manager's own address when empty. Set it when pods
 	// in tenant namespaces reach the infra API server by another address
 	// (for example when the manager runs outside the infra cluster).
 	ServerURL string
+	// Profiles are the components that get infra access; CSI alone when
+	// nil.
+	Profiles []Profile
+}
+
+// profiles returns the profiles of o.
+func (o Options) profiles() []Profile {
+	if o.Profiles == nil {
+		return []Profile{CSI()}
+	}
+	return o.Profiles
 }
 
 // Managed selects the objects carrying our label; the manager's cache must
@@ -41,8 +52,8 @@ func Managed() labels.Selector {
 	return labels.SelectorFromSet(labels.Set{tenant.ManagedByLabel: tenant.ManagedByValue})
 }
 
-// Reconciler keeps the CSI driver's access objects of one tenant namespace
-// per request.
+// Reconciler keeps the access objects of every profile in one tenant
+// namespace per request.
 type Reconciler struct {
 	// Reader reads Namespaces, ServiceAccounts, Roles and RoleBindings;
 	// the manager's cache.
@@ -111,36 +122,45 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil || !live {
 		return reconcile.Result{}, err
 	}
-	errs := []error{
-		ensure(ctx, r.Reader, r.Writer, serviceAccount(namespace), labelsEqual[*corev1.ServiceAccount], mergeLabels[*corev1.ServiceAccount]),
-		ensure(ctx, r.Reader, r.Writer, role(namespace), roleEqual, mergeRole),
-		ensure(ctx, r.Reader, r.Writer, roleBinding(namespace), bindingEqual, mergeBinding),
-		ensure(ctx, r.secrets, r.Writer, tokenSecret(namespace), tokenEqual, mergeToken),
+	var errs []error
+	for _, p := range r.Options.profiles() {
+		errs = append(errs, r.ensureProfile(ctx, p, namespace))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return reconcile.Result{}, err
-	}
-	return reconcile.Result{}, r.ensureKubeconfig(ctx, namespace)
+	return reconcile.Result{}, errors.Join(errs...)
 }
 
-// ensureKubeconfig writes the driver's kubeconfig once the token
-// controller has filled the token Secret; its update requeues us.
-func (r *Reconciler) ensureKubeconfig(ctx context.Context, namespace string) error {
+// ensureProfile keeps the access objects of one profile in namespace.
+func (r *Reconciler) ensureProfile(ctx context.Context, p Profile, namespace string) error {
+	errs := []error{
+		ensure(ctx, r.Reader, r.Writer, serviceAccount(p, namespace), labelsEqual[*corev1.ServiceAccount], mergeLabels[*corev1.ServiceAccount]),
+		ensure(ctx, r.Reader, r.Writer, role(p, namespace), roleEqual, mergeRole),
+		ensure(ctx, r.Reader, r.Writer, roleBinding(p, namespace), bindingEqual, mergeBinding),
+		ensure(ctx, r.secrets, r.Writer, tokenSecret(p, namespace), tokenEqual, mergeToken),
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return r.ensureKubeconfig(ctx, p, namespace)
+}
+
+// ensureKubeconfig writes a profile's kubeconfig once the token controller
+// has filled the token Secret; its update requeues us.
+func (r *Reconciler) ensureKubeconfig(ctx context.Context, p Profile, namespace string) error {
 	var token corev1.Secret
-	if err := r.secrets.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: TokenSecretName}, &token); err != nil {
+	if err := r.secrets.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: p.TokenSecretName}, &token); err != nil {
 		return ctrlruntimeclient.IgnoreNotFound(err)
 	}
 	if len(token.Data[corev1.ServiceAccountTokenKey]) == 0 {
-		log.FromContext(ctx).V(1).Info("waiting for the token controller to fill the token Secret")
+		log.FromContext(ctx).V(1).Info("waiting for the token controller to fill the token Secret", "secret", p.TokenSecretName)
 		return nil
 	}
 	ca := r.ca
 	if len(token.Data[corev1.ServiceAccountRootCAKey]) > 0 {
 		ca = token.Data[corev1.ServiceAccountRootCAKey]
 	}
-	data, err := kubeconfig(r.server, ca, token.Data[corev1.ServiceAccountTokenKey], namespace)
+	data, err := kubeconfig(p, r.server, ca, token.Data[corev1.ServiceAccountTokenKey], namespace)
 	if err != nil {
-		return fmt.Errorf("failed to render the CSI kubeconfig of %s: %w", namespace, err)
+		return fmt.Errorf("failed to render the %s kubeconfig of %s: %w", p.Name, namespace, err)
 	}
-	return ensure(ctx, r.secrets, r.Writer, kubeconfigSecret(namespace, data), kubeconfigEqual, mergeKubeconfig)
+	return ensure(ctx, r.secrets, r.Writer, kubeconfigSecret(p, namespace, data), kubeconfigEqual, mergeKubeconfig)
 }

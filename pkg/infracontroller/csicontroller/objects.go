@@ -7,45 +7,57 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
-// configHash identifies the two kubeconfigs without revealing them: the
-// first 16 hex digits of the SHA-256 of both, each prefixed by its length
-// so the split between them counts.
-func configHash(tenantKubeconfig, infraKubeconfig []byte) string {
+// configHash identifies what the pods read at start without revealing it:
+// the first 16 hex digits of the SHA-256 of the parts (the two kubeconfigs,
+// then any startup configuration), each prefixed by its length so the
+// split between them counts.
+func configHash(parts ...[]byte) string {
 	h := sha256.New()
-	for _, b := range [][]byte{tenantKubeconfig, infraKubeconfig} {
+	for _, b := range parts {
 		_, _ = fmt.Fprintf(h, "%d:", len(b))
 		_, _ = h.Write(b)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// remove deletes the CSI controller Deployment of namespace when it is
-// ours.
+// remove deletes the component's Deployment and ConfigMap in namespace
+// when they are ours.
 func (r *Reconciler) remove(ctx context.Context, namespace string) error {
-	var d appsv1.Deployment
-	err := r.Reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: addons.ControllerName}, &d)
+	if r.Component.ConfigMap != "" {
+		if err := r.removeOne(ctx, r.access, &corev1.ConfigMap{}, namespace, r.Component.ConfigMap); err != nil {
+			return err
+		}
+	}
+	return r.removeOne(ctx, r.Reader, &appsv1.Deployment{}, namespace, r.Component.Deployment)
+}
+
+// removeOne reads the object namespace/name into obj with reader and
+// deletes that version when it is ours.
+func (r *Reconciler) removeOne(ctx context.Context, reader ctrlruntimeclient.Reader, obj ctrlruntimeclient.Object, namespace, name string) error {
+	err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, obj)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("failed to get Deployment %s/%s: %w", namespace, addons.ControllerName, err)
+		return fmt.Errorf("failed to get %T %s/%s: %w", obj, namespace, name, err)
 	}
-	if !tenant.IsManaged(&d) || !d.DeletionTimestamp.IsZero() {
+	if !tenant.IsManaged(obj) || !obj.GetDeletionTimestamp().IsZero() {
 		return nil
 	}
-	log.FromContext(ctx).Info("deleting the CSI controller: the tenant kubeconfig is gone", "deployment", addons.ControllerName)
-	err = r.Writer.Delete(ctx, &d, ctrlruntimeclient.Preconditions{UID: &d.UID}, ctrlruntimeclient.PropagationPolicy("Background"))
+	log.FromContext(ctx).Info("deleting an object of the component: the tenant kubeconfig is gone", "kind", fmt.Sprintf("%T", obj), "name", name)
+	uid := obj.GetUID()
+	err = r.Writer.Delete(ctx, obj, ctrlruntimeclient.Preconditions{UID: &uid}, ctrlruntimeclient.PropagationPolicy("Background"))
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("failed to delete Deployment %s/%s: %w", namespace, addons.ControllerName, err)
+		return fmt.Errorf("failed to delete %T %s/%s: %w", obj, namespace, name, err)
 	}
 	return nil
 }

@@ -13,15 +13,20 @@ import (
 func TestConfigHash(t *testing.T) {
 	base := configHash([]byte("tenant"), []byte("infra"))
 	for _, tc := range []struct {
-		name          string
-		tenant, infra string
+		name  string
+		parts []string
 	}{
-		{"tenant kubeconfig changed", "tenant2", "infra"},
-		{"infra kubeconfig changed", "tenant", "infra2"},
-		{"same bytes, other split", "tenanti", "nfra"},
+		{"tenant kubeconfig changed", []string{"tenant2", "infra"}},
+		{"infra kubeconfig changed", []string{"tenant", "infra2"}},
+		{"same bytes, other split", []string{"tenanti", "nfra"}},
+		{"startup config added", []string{"tenant", "infra", ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := configHash([]byte(tc.tenant), []byte(tc.infra)); got == base {
+			var parts [][]byte
+			for _, p := range tc.parts {
+				parts = append(parts, []byte(p))
+			}
+			if got := configHash(parts...); got == base {
 				t.Errorf("hash %s did not change", got)
 			}
 		})
@@ -33,8 +38,9 @@ func TestConfigHash(t *testing.T) {
 
 func TestParams(t *testing.T) {
 	r := &Reconciler{
-		Tenants: tenant.Matcher{Prefix: "cluster-"},
-		Options: Options{SecretName: "tk", SecretKey: "k", Images: addons.Params{DriverImage: "d", RegistrarImage: "ignored", ClusterID: "ignored"}},
+		Tenants:   tenant.Matcher{Prefix: "cluster-"},
+		Component: CSI(),
+		Options:   Options{SecretName: "tk", SecretKey: "k", Params: addons.Params{DriverImage: "d", ClusterID: "overwritten", ConfigHash: "overwritten"}},
 	}
 	got := r.params("cluster-x", []byte("t"), []byte("i"))
 	want := addons.Params{
@@ -45,5 +51,23 @@ func TestParams(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("params (-want +got):\n%s", diff)
+	}
+}
+
+func TestCCMParams(t *testing.T) {
+	r := &Reconciler{
+		Tenants:   tenant.Matcher{Prefix: "cluster-"},
+		Component: CCM(),
+		Options:   Options{SecretName: "tk", SecretKey: "k", Params: addons.Params{CCMLoadBalancer: true}},
+	}
+	got := r.params("cluster-x", []byte("t"), []byte("i"))
+	if got.InfraKubeconfigSecret != csiaccess.CCM().KubeconfigSecretName || !got.CCMLoadBalancer {
+		t.Errorf("params %+v", got)
+	}
+	// The cloud-config's settings are read once at start: a change must
+	// restart the pods.
+	r.Options.Params.CCMLoadBalancer = false
+	if again := r.params("cluster-x", []byte("t"), []byte("i")); again.ConfigHash == got.ConfigHash {
+		t.Errorf("hash %s did not change with the load balancer setting", again.ConfigHash)
 	}
 }

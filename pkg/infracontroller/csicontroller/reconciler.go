@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -28,9 +29,6 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
-// ControllerName names the controller in logs and metrics.
-const ControllerName = "csi-controller"
-
 // Options configures the controller.
 type Options struct {
 	// SecretName is the name of the tenant kubeconfig Secret in each
@@ -38,88 +36,105 @@ type Options struct {
 	SecretName string
 	// SecretKey is the key of the kubeconfig in that Secret.
 	SecretKey string
-	// Images overrides the images of the Deployment; empty ones keep the
-	// defaults of package addons. Only the image fields are used.
-	Images addons.Params
+	// Params are the component's own template parameters: images (empty
+	// ones keep the defaults of package addons) and settings. The fields
+	// the controller sets per tenant namespace are overwritten.
+	Params addons.Params
 }
 
-// Selector selects the Deployments this controller makes.
+// Selector selects the Deployments of every component.
 func Selector() labels.Selector {
-	return labels.SelectorFromSet(labels.Set{
-		tenant.ManagedByLabel:     tenant.ManagedByValue,
-		addons.ControllerPodLabel: addons.ControllerName,
-	})
+	ours, _ := labels.NewRequirement(tenant.ManagedByLabel, selection.Equals, []string{tenant.ManagedByValue})
+	names, _ := labels.NewRequirement(addons.ControllerPodLabel, selection.In, Deployments())
+	return labels.NewSelector().Add(*ours, *names)
 }
 
 // CacheByObject returns what the manager's cache must select for this
-// controller: only our CSI controller Deployments.
+// controller: only the Deployments of our components.
 func CacheByObject() map[ctrlruntimeclient.Object]cache.ByObject {
 	return map[ctrlruntimeclient.Object]cache.ByObject{&appsv1.Deployment{}: {Label: Selector()}}
 }
 
-// Reconciler keeps the CSI controller Deployment of one tenant namespace
+// Reconciler keeps the objects of one component in one tenant namespace
 // per request.
 type Reconciler struct {
 	// Reader reads Namespaces, the tenant kubeconfig Secrets and our
 	// Deployments; the manager's cache set up with CacheByObject.
 	Reader ctrlruntimeclient.Reader
-	// Writer applies and deletes the Deployments.
+	// Writer applies and deletes the objects.
 	Writer ctrlruntimeclient.Client
+	// Component is the workload to run.
+	Component Component
 	// Tenants recognises tenant namespaces.
 	Tenants tenant.Matcher
 	// Options configures the controller.
 	Options Options
 
-	// access caches only the CSI driver's infra kubeconfig Secrets (the
-	// manager's cache holds only the tenant kubeconfig Secrets).
+	// access caches only the component's infra kubeconfig Secrets and
+	// its ConfigMap (the manager's cache holds only the tenant kubeconfig
+	// Secrets and may hold no ConfigMap of ours).
 	access cache.Cache
 }
 
-// SetupWithManager registers the controller and a cache of the infra
-// kubeconfig Secrets of package csiaccess.
+// SetupWithManager registers the controller and a cache of the
+// component's infra kubeconfig Secrets of package csiaccess and of its
+// ConfigMap.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Tenants.Validate(); err != nil {
 		return err
 	}
-	if r.Options.SecretName == "" || r.Options.SecretKey == "" {
-		return errors.New("the CSI controller needs the tenant kubeconfig Secret's name and key")
+	comp := r.Component
+	if comp.ControllerName == "" || comp.Addon == "" || comp.Deployment == "" || comp.Access.KubeconfigSecretName == "" {
+		return errors.New("the Deployment controller needs a complete component")
 	}
-	access, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme: mgr.GetScheme(),
-		Mapper: mgr.GetRESTMapper(),
-		ByObject: map[ctrlruntimeclient.Object]cache.ByObject{&corev1.Secret{}: {
+	if r.Options.SecretName == "" || r.Options.SecretKey == "" {
+		return fmt.Errorf("the %s controller needs the tenant kubeconfig Secret's name and key", comp.ControllerName)
+	}
+	byObject := map[ctrlruntimeclient.Object]cache.ByObject{&corev1.Secret{}: {
+		Label: csiaccess.Managed(),
+		Field: fields.OneTermEqualSelector("metadata.name", comp.Access.KubeconfigSecretName),
+	}}
+	if comp.ConfigMap != "" {
+		byObject[&corev1.ConfigMap{}] = cache.ByObject{
 			Label: csiaccess.Managed(),
-			Field: fields.OneTermEqualSelector("metadata.name", csiaccess.KubeconfigSecretName),
-		}},
-	})
+			Field: fields.OneTermEqualSelector("metadata.name", comp.ConfigMap),
+		}
+	}
+	access, err := cache.New(mgr.GetConfig(), cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), ByObject: byObject})
 	if err != nil {
-		return fmt.Errorf("failed to create the Secret cache of %s: %w", ControllerName, err)
+		return fmt.Errorf("failed to create the Secret cache of %s: %w", comp.ControllerName, err)
 	}
 	if err := mgr.Add(access); err != nil {
-		return fmt.Errorf("failed to add the Secret cache of %s: %w", ControllerName, err)
+		return fmt.Errorf("failed to add the Secret cache of %s: %w", comp.ControllerName, err)
 	}
 	r.access = access
 	own := r.Tenants.EnqueueOwnNamespace()
 	secretName := r.Options.SecretName
-	err = ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(comp.ControllerName).
 		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
 		Watches(&corev1.Secret{}, own, builder.WithPredicates(named(secretName))).
-		Watches(&appsv1.Deployment{}, own, builder.WithPredicates(named(addons.ControllerName), predicate.Or[ctrlruntimeclient.Object](
+		Watches(&appsv1.Deployment{}, own, builder.WithPredicates(named(comp.Deployment), predicate.Or[ctrlruntimeclient.Object](
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		WatchesRawSource(source.Kind(access, &corev1.Secret{}, handler.TypedEnqueueRequestsFromMapFunc(
-			func(_ context.Context, s *corev1.Secret) []reconcile.Request {
-				if !r.Tenants.IsTenant(s.Namespace) {
-					return nil
-				}
-				return []reconcile.Request{tenant.Request(s.Namespace)}
-			}))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 4, RateLimiter: queue.RateLimiter(0)}).
-		Complete(r)
+		WatchesRawSource(source.Kind(access, &corev1.Secret{}, enqueueTenant[*corev1.Secret](r.Tenants)))
+	if comp.ConfigMap != "" {
+		b = b.WatchesRawSource(source.Kind(access, &corev1.ConfigMap{}, enqueueTenant[*corev1.ConfigMap](r.Tenants)))
+	}
+	err = b.WithOptions(controller.Options{MaxConcurrentReconciles: 4, RateLimiter: queue.RateLimiter(0)}).Complete(r)
 	if err != nil {
-		return fmt.Errorf("failed to set up the %s controller: %w", ControllerName, err)
+		return fmt.Errorf("failed to set up the %s controller: %w", comp.ControllerName, err)
 	}
 	return nil
+}
+
+// enqueueTenant maps an object of a tenant namespace to its request.
+func enqueueTenant[T ctrlruntimeclient.Object](tenants tenant.Matcher) handler.TypedEventHandler[T, reconcile.Request] {
+	return handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, obj T) []reconcile.Request {
+		if !tenants.IsTenant(obj.GetNamespace()) {
+			return nil
+		}
+		return []reconcile.Request{tenant.Request(obj.GetNamespace())}
+	})
 }
 
 // named passes events of objects called name only.
@@ -127,7 +142,7 @@ func named(name string) predicate.Predicate {
 	return predicate.NewPredicateFuncs(func(obj ctrlruntimeclient.Object) bool { return obj.GetName() == name })
 }
 
-// Reconcile brings the CSI controller of one tenant namespace up to date:
+// Reconcile brings the component of one tenant namespace up to date:
 // applied when both kubeconfig Secrets exist, deleted when the tenant
 // kubeconfig Secret is gone.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -143,37 +158,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if tenantKubeconfig == nil {
 		return reconcile.Result{}, r.remove(ctx, namespace)
 	}
-	infraKubeconfig, err := tenant.SecretData(ctx, r.access, namespace, csiaccess.KubeconfigSecretName, csiaccess.KubeconfigKey)
+	secret := r.Component.Access.KubeconfigSecretName
+	infraKubeconfig, err := tenant.SecretData(ctx, r.access, namespace, secret, csiaccess.KubeconfigKey)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if infraKubeconfig == nil {
 		// The Secret's creation is an event of the access cache.
-		log.FromContext(ctx).V(1).Info("no CSI driver infra kubeconfig yet", "secret", csiaccess.KubeconfigSecretName)
+		log.FromContext(ctx).V(1).Info("no infra kubeconfig yet", "secret", secret)
 		return reconcile.Result{}, nil
 	}
 	p := r.params(namespace, tenantKubeconfig, infraKubeconfig)
-	if err := addonsctrl.Apply(ctx, r.Writer, addons.KubeVirtCSIController, p); err != nil {
-		return reconcile.Result{}, fmt.Errorf("failed to apply the CSI controller of %s: %w", namespace, err)
+	if err := addonsctrl.Apply(ctx, r.Writer, r.Component.Addon, p); err != nil {
+		return reconcile.Result{}, fmt.Errorf("failed to apply %s to %s: %w", r.Component.Addon, namespace, err)
 	}
 	return reconcile.Result{}, nil
 }
 
-// params returns the template parameters of the Deployment of namespace.
+// params returns the template parameters of the component in namespace:
+// its own (Options.Params) with the per-namespace fields set.
 func (r *Reconciler) params(namespace string, tenantKubeconfig, infraKubeconfig []byte) addons.Params {
-	images := r.Options.Images
-	return addons.Params{
-		ClusterID:              strings.TrimPrefix(namespace, r.Tenants.Prefix),
-		InfraNamespace:         namespace,
-		InfraKubeconfigSecret:  csiaccess.KubeconfigSecretName,
-		InfraKubeconfigKey:     csiaccess.KubeconfigKey,
-		TenantKubeconfigSecret: r.Options.SecretName,
-		TenantKubeconfigKey:    r.Options.SecretKey,
-		ConfigHash:             configHash(tenantKubeconfig, infraKubeconfig),
-		DriverImage:            images.DriverImage,
-		LivenessProbeImage:     images.LivenessProbeImage,
-		ProvisionerImage:       images.ProvisionerImage,
-		AttacherImage:          images.AttacherImage,
-		ResizerImage:           images.ResizerImage,
+	p := r.Options.Params
+	p.ClusterID = strings.TrimPrefix(namespace, r.Tenants.Prefix)
+	p.InfraNamespace = namespace
+	p.InfraKubeconfigSecret = r.Component.Access.KubeconfigSecretName
+	p.InfraKubeconfigKey = csiaccess.KubeconfigKey
+	p.TenantKubeconfigSecret = r.Options.SecretName
+	p.TenantKubeconfigKey = r.Options.SecretKey
+	parts := [][]byte{tenantKubeconfig, infraKubeconfig}
+	if r.Component.StartupConfig != nil {
+		parts = append(parts, []byte(r.Component.StartupConfig(p)))
 	}
+	p.ConfigHash = configHash(parts...)
+	return p
 }

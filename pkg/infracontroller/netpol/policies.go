@@ -42,7 +42,8 @@ const (
 	// reach in-cluster image servers (pods labelled app=image-repo).
 	ImporterPolicyName = "allow-kubevirt-importer"
 	// CSIControllerPolicyName is the default policy letting the tenant's
-	// CSI controller pods reach the infra and tenant API servers.
+	// CSI controller and cloud controller manager pods reach the infra
+	// and tenant API servers.
 	CSIControllerPolicyName = "allow-kubevirt-csi-controller"
 )
 
@@ -71,9 +72,9 @@ type Options struct {
 	// tenant namespace, like Kubermatic's datacenter
 	// customNetworkPolicies. A tenant's own policy of the same name wins.
 	ClusterPoliciesNamespace string
-	// CSIControllerCIDRs are the destinations the CSI controller pods may
-	// reach over TCP (the infra and tenant API servers); every address
-	// when empty.
+	// CSIControllerCIDRs are the destinations the CSI controller and
+	// cloud controller manager pods may reach over TCP (the infra and
+	// tenant API servers); every address when empty.
 	CSIControllerCIDRs []string
 }
 
@@ -157,8 +158,8 @@ func importer() networkingv1.NetworkPolicySpec {
 	}
 }
 
-// csiController lets the CSI controller pods open TCP connections to
-// CSIControllerCIDRs (every address by default): they talk to the infra
+// csiController lets the CSI controller and cloud controller manager pods
+// open TCP connections to CSIControllerCIDRs (every address by default): they talk to the infra
 // API server, which is a private address seen from a pod and so excluded
 // by the isolation policy, and to the tenant cluster's API server,
 // wherever its kubeconfig points. Policies add up, so their ingress stays
@@ -180,11 +181,9 @@ func (o Options) csiController() networkingv1.NetworkPolicySpec {
 	}
 	return networkingv1.NetworkPolicySpec{
 		PodSelector: metav1.LabelSelector{
-			MatchLabels: map[string]string{
-				addons.ControllerPodLabel: addons.ControllerName,
-				tenant.ManagedByLabel:     tenant.ManagedByValue,
-			},
+			MatchLabels: map[string]string{tenant.ManagedByLabel: tenant.ManagedByValue},
 			MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: addons.ControllerPodLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{addons.ControllerName, addons.CCMName}},
 				{Key: "kubevirt.io", Operator: metav1.LabelSelectorOpDoesNotExist},
 				{Key: "cdi.kubevirt.io", Operator: metav1.LabelSelectorOpDoesNotExist},
 			},

@@ -64,12 +64,13 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
-// wantCSIController is the CSI controller policy, written out by hand;
+// wantCSIController is the CSI controller and CCM policy, written out by hand;
 // %s is replaced by the destinations.
 const wantCSIController = `
 podSelector:
-  matchLabels: {app.kubernetes.io/name: kubevirt-csi-controller, kkp-kubevirt.io/managed-by: infra-controller}
+  matchLabels: {kkp-kubevirt.io/managed-by: infra-controller}
   matchExpressions:
+  - {key: app.kubernetes.io/name, operator: In, values: [kubevirt-csi-controller, kubevirt-cloud-controller-manager]}
   - {key: kubevirt.io, operator: DoesNotExist}
   - {key: cdi.kubevirt.io, operator: DoesNotExist}
 policyTypes: [Egress]
@@ -105,7 +106,8 @@ func TestCSIControllerPolicy(t *testing.T) {
 }
 
 // TestCSIControllerPolicySelects checks the policy against pod labels: the
-// CSI controller's pods, and VM or CDI pods whose tenant copied its labels.
+// CSI controller's and CCM's pods, and VM or CDI pods whose tenant copied
+// their labels.
 func TestCSIControllerPolicySelects(t *testing.T) {
 	spec := Options{}.csiController()
 	selector, err := metav1.LabelSelectorAsSelector(&spec.PodSelector)
@@ -119,6 +121,9 @@ func TestCSIControllerPolicySelects(t *testing.T) {
 		want   bool
 	}{
 		{name: "the CSI controller", labels: ours, want: true},
+		{name: "the cloud controller manager", labels: withLabel(ours, addons.ControllerPodLabel, addons.CCMName), want: true},
+		{name: "another pod of ours", labels: withLabel(ours, addons.ControllerPodLabel, "something-else")},
+		{name: "a VM pod with the CCM's copied labels", labels: withLabel(withLabel(ours, addons.ControllerPodLabel, addons.CCMName), "kubevirt.io", "virt-launcher")},
 		{name: "a VM pod with copied labels", labels: withLabel(ours, "kubevirt.io", "virt-launcher")},
 		{name: "a CDI importer with copied labels", labels: withLabel(ours, "cdi.kubevirt.io", "importer")},
 		{name: "a pod without our label", labels: map[string]string{addons.ControllerPodLabel: addons.ControllerName}},

@@ -165,8 +165,10 @@ func TestRuntimeImagesOfTheOperators(t *testing.T) {
 		"kubevirt": {"virt-api", "virt-controller", "virt-exportproxy", "virt-exportserver", "virt-handler",
 			"virt-launcher", "virt-synchronization-controller", "libguestfs-tools", "pr-helper", "sidecar-shim"},
 		"cdi": {"cdi-apiserver", "cdi-cloner", "cdi-controller", "cdi-importer", "cdi-uploadproxy", "cdi-uploadserver"},
-		// infra-controller deploys the KubeVirt CSI driver.
-		"infra-controller": {"kubevirt-csi-driver", "csi-node-driver-registrar", "livenessprobe", "csi-provisioner", "csi-attacher", "csi-resizer"},
+		// infra-controller deploys the KubeVirt CSI driver and the KubeVirt
+		// cloud controller manager.
+		"infra-controller": {"kubevirt-csi-driver", "csi-node-driver-registrar", "livenessprobe", "csi-provisioner", "csi-attacher", "csi-resizer",
+			"kubevirt-cloud-controller-manager"},
 	}
 	for _, r := range releases {
 		var got []string

@@ -107,6 +107,7 @@ func TestKubeVirtCSIMatchesAddons(t *testing.T) {
 		"csiProvisioner":         addons.DefaultProvisionerImage,
 		"csiAttacher":            addons.DefaultAttacherImage,
 		"csiResizer":             addons.DefaultResizerImage,
+		"ccm":                    addons.DefaultCCMImage,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("run-time images of infra-controller (-addons defaults +table):\n%s", diff)

@@ -100,9 +100,9 @@ func CDI(repository, tag string) Set {
 	return set
 }
 
-// kubeVirtCSI returns the images of the KubeVirt CSI driver that
-// infra-controller deploys at run time: the node plugin into tenant
-// clusters, the controller into tenant namespaces. They are the defaults of
+// kubeVirtCSI returns the images infra-controller deploys at run time: the
+// KubeVirt CSI driver's node plugin into tenant clusters, its controller
+// and the KubeVirt cloud controller manager into tenant namespaces. They are the defaults of
 // package addons (a test keeps them equal).
 func kubeVirtCSI() Set {
 	return Set{
@@ -112,5 +112,6 @@ func kubeVirtCSI() Set {
 		{Name: "csi-provisioner", ValuesKey: "csiProvisioner", Ref: "registry.k8s.io/sig-storage/csi-provisioner:v5.2.0", RunTime: true},
 		{Name: "csi-attacher", ValuesKey: "csiAttacher", Ref: "registry.k8s.io/sig-storage/csi-attacher:v4.8.1", RunTime: true},
 		{Name: "csi-resizer", ValuesKey: "csiResizer", Ref: "registry.k8s.io/sig-storage/csi-resizer:v1.13.2", RunTime: true},
+		{Name: "kubevirt-cloud-controller-manager", ValuesKey: "ccm", Ref: "quay.io/kubevirt/kubevirt-cloud-controller-manager:v0.6.0", RunTime: true},
 	}
 }

@@ -63,6 +63,7 @@ func TestChartArgsParse(t *testing.T) {
 		{
 			name: "features and their settings",
 			values: map[string]any{
+				"performanceInstancetypes": true, "densityInstancetypes": true,
 				"tenantNetworks": true, "imageCache": false, "imageCacheGracePeriod": "3h", "tenantCleanupTimeout": "25m",
 				"addonsResync": "0", "networkPolicies": false, "defaultNetworkPolicies": false, "logDevelopment": true,
 			},
@@ -164,6 +165,9 @@ func checkChartDefaults(t *testing.T, f *flags) {
 func checkChartFeatures(t *testing.T, f *flags) {
 	t.Helper()
 	o := f.options
+	if !o.Flavors.PerformanceInstancetypes || !o.Flavors.DensityInstancetypes {
+		t.Errorf("instancetype series: performance %t, density %t", o.Flavors.PerformanceInstancetypes, o.Flavors.DensityInstancetypes)
+	}
 	if !o.EnableNetworks || o.EnableImageCache || o.ImageCache.GracePeriod != 3*time.Hour || o.TenantCleanupTimeout != 25*time.Minute ||
 		o.Addons.ResyncInterval != 0 || !o.DisableNetworkPolicies || !o.NetworkPolicies.DisableDefaults || !f.development {
 		t.Errorf("development %t, options %+v", f.development, o)

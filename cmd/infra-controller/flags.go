@@ -48,6 +48,8 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.BoolVar(&o.Flavors.Presets, "presets", o.Flavors.Presets, "Copy presets and offer kubermatic-standard; false deletes the copies made earlier.")
 	fs.BoolVar(&o.Flavors.Instancetypes, "instancetypes", o.Flavors.Instancetypes, "Offer instancetypes standard-2/4/8; false deletes them.")
 	fs.BoolVar(&o.Flavors.Preferences, "preferences", o.Flavors.Preferences, "Offer preference sockets-advantage; false deletes it.")
+	fs.BoolVar(&o.Flavors.PerformanceInstancetypes, "performance-instancetypes", false, "Offer instancetypes performance-2/4/8 (dedicated CPUs, isolated emulator thread, 2Mi huge pages, shared I/O thread; needs the CPU manager and huge pages on infra nodes); false deletes them.")
+	fs.BoolVar(&o.Flavors.DensityInstancetypes, "density-instancetypes", false, "Offer instancetypes density-2/4/8 (oversubscribed CPUs, 25% memory overcommit); false deletes them.")
 	fs.IntVar(&o.Flavors.MaxConcurrentReconciles, "flavor-workers", 8, "Tenant namespaces whose flavors are synced at once.")
 	storageClasses := fs.Bool("storage-classes", true, "Initialize annotated infra storage classes in tenant clusters.")
 	fs.StringVar(&o.StorageClasses.SecretName, "tenant-kubeconfig-secret", storageclass.DefaultSecretName, "Secret in each tenant namespace holding the tenant cluster's kubeconfig.")

@@ -232,3 +232,31 @@ func checkSwitchedOff(t *testing.T, c ctrlruntimeclient.Client) {
 		}
 	}
 }
+
+// TestInstancetypeSeries: the performance and density series reach tenant
+// namespaces when switched on, as KubeVirt's API server stores them, and
+// go when switched off, leaving the standard series.
+func TestInstancetypeSeries(t *testing.T) {
+	infra := envtest.Start(t)
+	ctx, c := t.Context(), infra.Client
+	o := infracontroller.DefaultOptions()
+	o.DisableStorageClasses = true
+	o.Flavors.PerformanceInstancetypes, o.Flavors.DensityInstancetypes = true, true
+	ctrl := startController(t, infra.Config, o, nil, -1)
+	createTenant(t, c, "cluster-a", nil)
+	series := append(flavors.PerformanceInstancetypes(), flavors.DensityInstancetypes()...)
+	for _, it := range series {
+		eventually(t, wait, func() error {
+			return hasCopy(ctx, c, flavors.InstancetypeGVK, "cluster-a", it.GetName(), nil, it.Object["spec"])
+		})
+	}
+	ctrl.stop()
+	o.Flavors.PerformanceInstancetypes, o.Flavors.DensityInstancetypes = false, false
+	startController(t, infra.Config, o, nil, -1)
+	for _, it := range series {
+		eventually(t, wait, func() error { return isGone(ctx, c, flavors.InstancetypeGVK, "cluster-a", it.GetName()) })
+	}
+	if err := hasCopy(ctx, c, flavors.InstancetypeGVK, "cluster-a", "standard-2", nil, flavors.StandardInstancetypes()[0].Object["spec"]); err != nil {
+		t.Errorf("the standard series went with the others: %v", err)
+	}
+}

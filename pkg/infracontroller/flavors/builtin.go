@@ -1,6 +1,8 @@
 package flavors
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -56,6 +58,44 @@ func StandardInstancetypes() []*unstructured.Unstructured {
 		out = append(out, newObject(InstancetypeGVK, s.name, map[string]any{
 			"cpu":    map[string]any{"guest": s.cpus},
 			"memory": map[string]any{"guest": s.memory},
+		}))
+	}
+	return out
+}
+
+// instancetypeSizes are the sizes of every built-in instancetype series:
+// guest vCPUs and, per series, a memory factor in GiB per vCPU.
+var instancetypeSizes = []int64{2, 4, 8}
+
+// PerformanceInstancetypes returns performance-2, -4 and -8 (2, 4, 8
+// vCPUs with 4Gi per vCPU) for seed 003's high-performance templates:
+// vCPUs pinned to dedicated host CPUs with the emulator thread on a CPU of
+// its own, guest memory on 2Mi huge pages and disk I/O on a shared I/O
+// thread. They need infra nodes with the CPU manager's static policy and
+// 2Mi huge pages.
+func PerformanceInstancetypes() []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, 0, len(instancetypeSizes))
+	for _, cpus := range instancetypeSizes {
+		out = append(out, newObject(InstancetypeGVK, fmt.Sprintf("performance-%d", cpus), map[string]any{
+			"cpu":             map[string]any{"guest": cpus, "dedicatedCPUPlacement": true, "isolateEmulatorThread": true},
+			"memory":          map[string]any{"guest": fmt.Sprintf("%dGi", 4*cpus), "hugepages": map[string]any{"pageSize": "2Mi"}},
+			"ioThreadsPolicy": "shared",
+		}))
+	}
+	return out
+}
+
+// DensityInstancetypes returns density-2, -4 and -8 (2, 4, 8 vCPUs with
+// 2Gi per vCPU) for seed 003's high-density (oversubscribed) templates: no
+// dedicated CPUs, so KubeVirt's cpuAllocationRatio oversubscribes them,
+// and a launcher pod that requests a quarter less memory than the guest
+// sees (memory.overcommitPercent 25).
+func DensityInstancetypes() []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, 0, len(instancetypeSizes))
+	for _, cpus := range instancetypeSizes {
+		out = append(out, newObject(InstancetypeGVK, fmt.Sprintf("density-%d", cpus), map[string]any{
+			"cpu":    map[string]any{"guest": cpus},
+			"memory": map[string]any{"guest": fmt.Sprintf("%dGi", 2*cpus), "overcommitPercent": int64(25)},
 		}))
 	}
 	return out

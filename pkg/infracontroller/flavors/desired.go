@@ -30,6 +30,10 @@ type Options struct {
 	Instancetypes bool
 	// Preferences offers sockets-advantage.
 	Preferences bool
+	// PerformanceInstancetypes offers performance-2, -4 and -8;
+	// DensityInstancetypes offers density-2, -4 and -8.
+	PerformanceInstancetypes bool
+	DensityInstancetypes     bool
 	// MaxConcurrentReconciles bounds how many tenant namespaces are
 	// synced at once; 8 when zero.
 	MaxConcurrentReconciles int
@@ -46,7 +50,7 @@ func (o Options) sourceNamespace() string {
 func (o Options) enabled() map[schema.GroupVersionKind]bool {
 	return map[schema.GroupVersionKind]bool{
 		PresetGVK:       o.Presets,
-		InstancetypeGVK: o.Instancetypes,
+		InstancetypeGVK: o.Instancetypes || o.PerformanceInstancetypes || o.DensityInstancetypes,
 		PreferenceGVK:   o.Preferences,
 	}
 }
@@ -84,8 +88,18 @@ func Desired(o Options, sourcePresets []unstructured.Unstructured) Set {
 			set.add(obj)
 		}
 	}
-	if o.Instancetypes {
-		for _, obj := range StandardInstancetypes() {
+	for _, series := range []struct {
+		on  bool
+		get func() []*unstructured.Unstructured
+	}{
+		{o.Instancetypes, StandardInstancetypes},
+		{o.PerformanceInstancetypes, PerformanceInstancetypes},
+		{o.DensityInstancetypes, DensityInstancetypes},
+	} {
+		if !series.on {
+			continue
+		}
+		for _, obj := range series.get() {
 			set.add(obj)
 		}
 	}

@@ -1,13 +1,18 @@
 package flavors
 
 import (
+	"bytes"
+	"encoding/json"
 	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	kptr "k8s.io/utils/ptr"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
@@ -50,6 +55,12 @@ func TestDesired(t *testing.T) {
 				"VirtualMachineInstancetype":   {"standard-2", "standard-4", "standard-8"},
 				"VirtualMachinePreference":     {"sockets-advantage"},
 			},
+		},
+		{
+			name:    "performance and density series without the standard one",
+			options: Options{PerformanceInstancetypes: true, DensityInstancetypes: true},
+			want: map[string][]string{"VirtualMachineInstancetype": {
+				"density-2", "density-4", "density-8", "performance-2", "performance-4", "performance-8"}},
 		},
 		{
 			name:    "presets only, with an empty source namespace",
@@ -123,5 +134,33 @@ func TestUpToDate(t *testing.T) {
 				t.Errorf("upToDate = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestBuiltinsAreKubeVirtTypes decodes every built-in object strictly into
+// KubeVirt's own Go types, so a misspelt field fails here rather than being
+// pruned by the API server.
+func TestBuiltinsAreKubeVirtTypes(t *testing.T) {
+	all := append(append(StandardInstancetypes(), PerformanceInstancetypes()...), DensityInstancetypes()...)
+	for _, obj := range all {
+		raw, err := json.Marshal(obj.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		var it instancetypev1beta1.VirtualMachineInstancetype
+		if err := dec.Decode(&it); err != nil {
+			t.Errorf("%s is no VirtualMachineInstancetype: %v", obj.GetName(), err)
+		}
+	}
+	perf := PerformanceInstancetypes()[1]
+	var it instancetypev1beta1.VirtualMachineInstancetype
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(perf.Object, &it); err != nil {
+		t.Fatal(err)
+	}
+	if it.Spec.CPU.Guest != 4 || !kptr.Deref(it.Spec.CPU.DedicatedCPUPlacement, false) || it.Spec.Memory.Hugepages == nil ||
+		kptr.Deref(it.Spec.IOThreadsPolicy, "") != "shared" {
+		t.Errorf("performance-4: %+v", it.Spec)
 	}
 }

@@ -128,7 +128,9 @@ func (r *Reconciler) namespaceOptions(ctx context.Context, namespace string) (Op
 	}
 	o := r.Options
 	o.Presets = o.Presets && !infrav1alpha1.Off(cluster.Presets)
-	o.Instancetypes = o.Instancetypes && !infrav1alpha1.Off(cluster.Instancetypes)
+	if infrav1alpha1.Off(cluster.Instancetypes) {
+		o.Instancetypes, o.PerformanceInstancetypes, o.DensityInstancetypes = false, false, false
+	}
 	o.Preferences = o.Preferences && !infrav1alpha1.Off(cluster.Preferences)
 	return o, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,14 +35,7 @@ func TestCatalog(t *testing.T) {
 	env := envtest.Start(t)
 	ctx := t.Context()
 	ns := env.CreateNamespace(t, "cluster-catalog")
-	kubeconfig, err := env.Kubeconfig(ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "infra.kubeconfig")
-	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := kubeconfigFile(t, env, ns)
 	it := "instancetype.kubevirt.io/v1beta1"
 	resources := map[string]any{"requests": map[string]any{"cpu": "2", "memory": "8Gi"}}
 	named := catalogObject("cdi.kubevirt.io/v1beta1", "DataVolume", ns, imagecache.NamedDataVolumeName("ubuntu-22.04"),

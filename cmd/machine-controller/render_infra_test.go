@@ -18,13 +18,10 @@ import (
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// TestRenderWithInfraCluster looks facts up on a real API server: the
-// StorageProfile's access mode, the instancetype's kind and the namespace of
-// the kubeconfig's context, and proves that nothing is written there.
-func TestRenderWithInfraCluster(t *testing.T) {
-	env := envtest.Start(t)
-	ctx := t.Context()
-	ns := env.CreateNamespace(t, "cluster-render")
+// kubeconfigFile writes a kubeconfig of env whose context namespace is ns
+// and returns its path.
+func kubeconfigFile(t *testing.T, env *envtest.Env, ns string) string {
+	t.Helper()
 	kubeconfig, err := env.Kubeconfig(ns)
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +30,17 @@ func TestRenderWithInfraCluster(t *testing.T) {
 	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+// TestRenderWithInfraCluster looks facts up on a real API server: the
+// StorageProfile's access mode, the instancetype's kind and the namespace of
+// the kubeconfig's context, and proves that nothing is written there.
+func TestRenderWithInfraCluster(t *testing.T) {
+	env := envtest.Start(t)
+	ctx := t.Context()
+	ns := env.CreateNamespace(t, "cluster-render")
+	path := kubeconfigFile(t, env, ns)
 	it := &unstructured.Unstructured{}
 	it.SetAPIVersion("instancetype.kubevirt.io/v1beta1")
 	it.SetKind("VirtualMachineClusterInstancetype")
@@ -92,7 +100,7 @@ func TestRenderWithInfraCluster(t *testing.T) {
 	missing := strings.NewReplacer("STORAGECLASS", "render-shared", "INSTANCETYPE", "does-not-exist").Replace(infraSpec)
 	cmd = newRootCmd(strings.NewReader(missing), &bytes.Buffer{}, &bytes.Buffer{})
 	cmd.SetArgs([]string{"render", "-f", "-", "--infra-kubeconfig", path})
-	err = cmd.ExecuteContext(ctx)
+	err := cmd.ExecuteContext(ctx)
 	if err == nil || !strings.Contains(err.Error(), "virtualMachine.instancetype") {
 		t.Errorf("error = %v, want one naming virtualMachine.instancetype", err)
 	}

@@ -15,7 +15,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
@@ -129,14 +128,7 @@ func checkClusterAccess(ctx context.Context, c ctrlruntimeclient.Client, p csiac
 // Secrets there, Services elsewhere and listing Nodes may not.
 func checkCCMKubeconfig(t *testing.T, data []byte, namespace string) {
 	t.Helper()
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
-	if err != nil {
-		t.Fatalf("failed to parse the kubeconfig: %v", err)
-	}
-	c, err := ctrlruntimeclient.New(cfg, ctrlruntimeclient.Options{Scheme: envScheme(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := kubeconfigClient(t, data)
 	ctx := t.Context()
 	svc := func(ns string) *corev1.Service {
 		return &corev1.Service{
@@ -279,44 +271,15 @@ func TestCCM(t *testing.T) {
 }
 
 // checkCCM reads the CCM Deployment at key into d and checks what the
-// controller sets: labels, ServiceAccount, kubeconfig volumes, arguments,
-// image and hash annotation.
+// controller sets (see checkComponent), its arguments and its image.
 func checkCCM(ctx context.Context, c ctrlruntimeclient.Client, key ctrlruntimeclient.ObjectKey, d *appsv1.Deployment) error {
-	if err := c.Get(ctx, key, d); err != nil {
+	err := checkComponent(ctx, c, key, d, csiaccess.CCM(),
+		[]string{"--cloud-provider=kubevirt", "--cluster-name=a", "--leader-elect=true", "--feature-gates=SomeGate=true"})
+	if err != nil {
 		return err
 	}
-	if d.Labels["kkp-kubevirt.io/managed-by"] != "infra-controller" || d.Labels["kkp-kubevirt.io/cluster-id"] != "a" {
-		return fmt.Errorf("labels %v", d.Labels)
-	}
-	pod := d.Spec.Template.Spec
-	if pod.ServiceAccountName != csiaccess.CCMName {
-		return fmt.Errorf("service account %q", pod.ServiceAccountName)
-	}
-	volumes := map[string]string{}
-	for _, v := range pod.Volumes {
-		if v.Secret != nil {
-			volumes[v.Name] = v.Secret.SecretName + "/" + v.Secret.Items[0].Key
-		}
-	}
-	wantVolumes := map[string]string{
-		"infra-kubeconfig":  csiaccess.CCM().KubeconfigSecretName + "/" + csiaccess.KubeconfigKey,
-		"tenant-kubeconfig": "tenant-kubeconfig/kubeconfig",
-	}
-	if diff := cmp.Diff(wantVolumes, volumes); diff != "" {
-		return fmt.Errorf("secret volumes (-want +got):\n%s", diff)
-	}
-	container := pod.Containers[0]
-	args := strings.Join(container.Args, " ")
-	for _, want := range []string{"--cloud-provider=kubevirt", "--cluster-name=a", "--leader-elect=true", "--feature-gates=SomeGate=true"} {
-		if !strings.Contains(args, want) {
-			return fmt.Errorf("arguments %q lack %q", args, want)
-		}
-	}
-	if container.Image != "example.com/ccm:v1" {
-		return fmt.Errorf("image %s", container.Image)
-	}
-	if d.Spec.Template.Annotations[hashAnnotation] == "" {
-		return errors.New("no kubeconfig hash annotation")
+	if image := d.Spec.Template.Spec.Containers[0].Image; image != "example.com/ccm:v1" {
+		return fmt.Errorf("image %s", image)
 	}
 	return nil
 }

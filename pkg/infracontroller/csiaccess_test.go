@@ -144,9 +144,8 @@ func fillProfileToken(t *testing.T, env *envtest.Env, namespace string, p csiacc
 	}
 }
 
-// checkKubeconfig uses the kubeconfig: VMs in its namespace may be listed,
-// Secrets there and VMs elsewhere may not.
-func checkKubeconfig(t *testing.T, data []byte, namespace string) {
+// kubeconfigClient returns a client that acts with a kubeconfig.
+func kubeconfigClient(t *testing.T, data []byte) ctrlruntimeclient.Client {
 	t.Helper()
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
 	if err != nil {
@@ -156,6 +155,14 @@ func checkKubeconfig(t *testing.T, data []byte, namespace string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// checkKubeconfig uses the kubeconfig: VMs in its namespace may be listed,
+// Secrets there and VMs elsewhere may not.
+func checkKubeconfig(t *testing.T, data []byte, namespace string) {
+	t.Helper()
+	c := kubeconfigClient(t, data)
 	ctx := t.Context()
 	if err := c.List(ctx, &kubevirtcorev1.VirtualMachineList{}, ctrlruntimeclient.InNamespace(namespace)); err != nil {
 		t.Errorf("listing VMs in %s: %v", namespace, err)

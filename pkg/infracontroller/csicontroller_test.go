@@ -127,9 +127,22 @@ func TestCSIController(t *testing.T) {
 }
 
 // checkCSIController reads the Deployment at key into d and checks the
-// parts the controller owns: labels, ServiceAccount, the kubeconfig
-// volumes, the driver's arguments and the hash annotation.
+// parts the controller owns (see checkComponent) and the driver's
+// arguments.
 func checkCSIController(ctx context.Context, c ctrlruntimeclient.Client, key ctrlruntimeclient.ObjectKey, d *appsv1.Deployment) error {
+	return checkComponent(ctx, c, key, d, csiaccess.CSI(), []string{
+		"--run-controller-service=true", "--infra-cluster-namespace=cluster-a",
+		"--infra-cluster-labels=kkp-kubevirt.io/cluster-id=a", "--infra-cluster-kubeconfig=", "--tenant-cluster-kubeconfig=",
+	})
+}
+
+// checkComponent reads the Deployment of a component at key into d and
+// checks what the controller sets on every component: labels, the
+// profile's ServiceAccount, both kubeconfig volumes, the hash annotation,
+// and that the first container's arguments hold every one of args.
+func checkComponent(ctx context.Context, c ctrlruntimeclient.Client, key ctrlruntimeclient.ObjectKey, d *appsv1.Deployment,
+	access csiaccess.Profile, args []string,
+) error {
 	if err := c.Get(ctx, key, d); err != nil {
 		return err
 	}
@@ -137,7 +150,7 @@ func checkCSIController(ctx context.Context, c ctrlruntimeclient.Client, key ctr
 		return fmt.Errorf("labels %v", d.Labels)
 	}
 	pod := d.Spec.Template.Spec
-	if pod.ServiceAccountName != csiaccess.Name {
+	if pod.ServiceAccountName != access.Name {
 		return fmt.Errorf("service account %q", pod.ServiceAccountName)
 	}
 	volumes := map[string]string{}
@@ -147,19 +160,16 @@ func checkCSIController(ctx context.Context, c ctrlruntimeclient.Client, key ctr
 		}
 	}
 	wantVolumes := map[string]string{
-		"infra-kubeconfig":  csiaccess.KubeconfigSecretName + "/" + csiaccess.KubeconfigKey,
+		"infra-kubeconfig":  access.KubeconfigSecretName + "/" + csiaccess.KubeconfigKey,
 		"tenant-kubeconfig": "tenant-kubeconfig/kubeconfig",
 	}
 	if diff := cmp.Diff(wantVolumes, volumes); diff != "" {
 		return fmt.Errorf("secret volumes (-want +got):\n%s", diff)
 	}
-	args := strings.Join(pod.Containers[0].Args, " ")
-	for _, want := range []string{
-		"--run-controller-service=true", "--infra-cluster-namespace=cluster-a",
-		"--infra-cluster-labels=kkp-kubevirt.io/cluster-id=a", "--infra-cluster-kubeconfig=", "--tenant-cluster-kubeconfig=",
-	} {
-		if !strings.Contains(args, want) {
-			return fmt.Errorf("driver arguments %q lack %q", args, want)
+	have := strings.Join(pod.Containers[0].Args, " ")
+	for _, want := range args {
+		if !strings.Contains(have, want) {
+			return fmt.Errorf("arguments %q lack %q", have, want)
 		}
 	}
 	if d.Spec.Template.Annotations[hashAnnotation] == "" {

@@ -50,11 +50,12 @@ bench: ## Run the benchmarks (API requests per provider call, builder throughput
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" $(GO) test -count=1 -run '^$$' -bench . -benchmem ./...
 
 .PHONY: fuzz
-fuzz: ## Fuzz every parser of user input for FUZZTIME each (providerSpec, image, network and NetworkPolicy ConfigMaps).
+fuzz: ## Fuzz every parser of user input for FUZZTIME each (providerSpec, image, network and NetworkPolicy ConfigMaps, CCM feature gates).
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/cloudprovider/kubevirt/config
 	$(GO) test -run '^$$' -fuzz '^FuzzParseImages$$' -fuzztime $(FUZZTIME) ./pkg/imagecache
 	$(GO) test -run '^$$' -fuzz '^FuzzParseNetworks$$' -fuzztime $(FUZZTIME) ./pkg/infracontroller/networks
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCustom$$' -fuzztime $(FUZZTIME) ./pkg/infracontroller/netpol
+	$(GO) test -run '^$$' -fuzz '^FuzzParseFeatureGates$$' -fuzztime $(FUZZTIME) ./addons
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate the controllers' RBAC into their charts from the +kubebuilder:rbac markers; generate the cluster.k8s.io CRDs from the SDK types; generate the TenantCluster deepcopy and CRD.

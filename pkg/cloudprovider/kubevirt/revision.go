@@ -9,6 +9,8 @@ import (
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,12 +29,17 @@ import (
 // objects are read from the API server, not the cache: the watch event
 // that leads here may be ahead of the provider's informers.
 func (p *Provider) TemplateRevision(ctx context.Context, spec clusterv1alpha1.MachineSpec) (string, error) {
-	t, err := p.prepare(ctx, spec, nil)
-	if err != nil {
-		return "", err
+	// The MachineDeployment controller asks on every reconcile: a template
+	// without networks is answered from the raw spec, without resolving
+	// references (a Secret read each) or reaching the infra cluster.
+	if spec.ProviderSpec.Value != nil {
+		if parsed, err := config.Parse(spec.ProviderSpec.Value.Raw); err == nil && len(parsed.Raw.VirtualMachine.Networks) == 0 {
+			return "", nil
+		}
 	}
-	if len(t.settings.Networks) == 0 {
-		return "", nil
+	t, err := p.prepare(ctx, spec, nil)
+	if err != nil || len(t.settings.Networks) == 0 {
+		return "", err
 	}
 	h := sha256.New()
 	for _, n := range t.settings.Networks {

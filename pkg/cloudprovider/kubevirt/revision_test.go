@@ -17,8 +17,12 @@ func TestTemplateRevision(t *testing.T) {
 		}
 		return got
 	}
+	f.counter.Reset()
 	if got := revision(""); got != "" {
 		t.Errorf("without networks: revision %q, want none", got)
+	}
+	if got := f.counter.Counts(); len(got) != 0 {
+		t.Errorf("a template without networks cost infra requests: %v", got)
 	}
 	withNetwork := `cloudProviderSpec: {virtualMachine: {networks: [{name: tenant-net}]}}`
 	missing := revision(withNetwork)

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -101,13 +100,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.ServiceAccount{}, own).
 		Watches(&rbacv1.Role{}, own).
 		Watches(&rbacv1.RoleBinding{}, own).
-		WatchesRawSource(source.Kind(secrets, &corev1.Secret{}, handler.TypedEnqueueRequestsFromMapFunc(
-			func(_ context.Context, s *corev1.Secret) []reconcile.Request {
-				if !r.Tenants.IsTenant(s.Namespace) {
-					return nil
-				}
-				return []reconcile.Request{tenant.Request(s.Namespace)}
-			}))).
+		WatchesRawSource(source.Kind(secrets, &corev1.Secret{}, tenant.EnqueueOwnNamespaceOf[*corev1.Secret](r.Tenants))).
 		WithOptions(controller.Options{RateLimiter: queue.RateLimiter(0)}).
 		Complete(r)
 	if err != nil {

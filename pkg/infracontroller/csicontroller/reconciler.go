@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -116,25 +115,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Secret{}, own, builder.WithPredicates(named(secretName))).
 		Watches(&appsv1.Deployment{}, own, builder.WithPredicates(named(comp.Deployment), predicate.Or[ctrlruntimeclient.Object](
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		WatchesRawSource(source.Kind(access, &corev1.Secret{}, enqueueTenant[*corev1.Secret](r.Tenants)))
+		WatchesRawSource(source.Kind(access, &corev1.Secret{}, tenant.EnqueueOwnNamespaceOf[*corev1.Secret](r.Tenants)))
 	if comp.ConfigMap != "" {
-		b = b.WatchesRawSource(source.Kind(access, &corev1.ConfigMap{}, enqueueTenant[*corev1.ConfigMap](r.Tenants)))
+		b = b.WatchesRawSource(source.Kind(access, &corev1.ConfigMap{}, tenant.EnqueueOwnNamespaceOf[*corev1.ConfigMap](r.Tenants)))
 	}
 	err = b.WithOptions(controller.Options{MaxConcurrentReconciles: 4, RateLimiter: queue.RateLimiter(0)}).Complete(r)
 	if err != nil {
 		return fmt.Errorf("failed to set up the %s controller: %w", comp.ControllerName, err)
 	}
 	return nil
-}
-
-// enqueueTenant maps an object of a tenant namespace to its request.
-func enqueueTenant[T ctrlruntimeclient.Object](tenants tenant.Matcher) handler.TypedEventHandler[T, reconcile.Request] {
-	return handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, obj T) []reconcile.Request {
-		if !tenants.IsTenant(obj.GetNamespace()) {
-			return nil
-		}
-		return []reconcile.Request{tenant.Request(obj.GetNamespace())}
-	})
 }
 
 // named passes events of objects called name only.

@@ -10,8 +10,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
@@ -40,13 +38,7 @@ func ConfigMapCache(mgr ctrl.Manager, name string) (cache.Cache, error) {
 // ConfigMapSource maps the events of the ConfigMaps in c to the requests of
 // their tenant namespaces.
 func (m Matcher) ConfigMapSource(c cache.Cache) source.Source {
-	return source.Kind(c, &corev1.ConfigMap{}, handler.TypedEnqueueRequestsFromMapFunc(
-		func(_ context.Context, cm *corev1.ConfigMap) []reconcile.Request {
-			if !m.IsTenant(cm.Namespace) {
-				return nil
-			}
-			return []reconcile.Request{Request(cm.Namespace)}
-		}))
+	return source.Kind(c, &corev1.ConfigMap{}, EnqueueOwnNamespaceOf[*corev1.ConfigMap](m))
 }
 
 // ReadConfigMap reads the ConfigMap name of a tenant namespace; an absent

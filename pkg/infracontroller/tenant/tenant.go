@@ -62,7 +62,13 @@ func (m Matcher) InTenantNamespace() predicate.Predicate {
 // EnqueueOwnNamespace maps an object in a tenant namespace to the request
 // of that namespace.
 func (m Matcher) EnqueueOwnNamespace() handler.EventHandler {
-	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj ctrlruntimeclient.Object) []reconcile.Request {
+	return EnqueueOwnNamespaceOf[ctrlruntimeclient.Object](m)
+}
+
+// EnqueueOwnNamespaceOf is EnqueueOwnNamespace for the typed sources of
+// caches of our own (source.Kind).
+func EnqueueOwnNamespaceOf[T ctrlruntimeclient.Object](m Matcher) handler.TypedEventHandler[T, reconcile.Request] {
+	return handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, obj T) []reconcile.Request {
 		if !m.IsTenant(obj.GetNamespace()) {
 			return nil
 		}

@@ -16,12 +16,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csicontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 )
 
@@ -182,7 +184,8 @@ func TestCCM(t *testing.T) {
 	o.CCM.Params.CCMZoneAndRegion = false
 	o.CCM.Params.CCMFeatureGates = addons.FeatureGates{"SomeGate": true}
 	o.CCM.Params.CCMImage = "example.com/ccm:v1"
-	startController(t, infra.Config, o, nil, -1)
+	counter := envtest.NewRequestCounter()
+	startController(t, infra.Config, o, counter, -1)
 	createTenant(t, c, "cluster-a", tenantEnv.KubeconfigBytes)
 	ccm := csiaccess.CCM()
 	key := ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: addons.CCMName}
@@ -233,6 +236,9 @@ func TestCCM(t *testing.T) {
 			}
 			return nil
 		})
+	})
+	t.Run("a reconcile with nothing changed writes nothing", func(t *testing.T) {
+		checkReconcileWritesNothing(t, c, counter, csicontroller.CCM().ControllerName, "cluster-a")
 	})
 	t.Run("a new tenant kubeconfig restarts the pods", func(t *testing.T) {
 		updateTenantKubeconfig(t, c, "cluster-a", append(slices.Clone(tenantEnv.KubeconfigBytes), "\n# rotated\n"...))
@@ -295,4 +301,57 @@ func hashChanged(ctx context.Context, c ctrlruntimeclient.Client, key ctrlruntim
 		return fmt.Errorf("hash annotation still %q", got)
 	}
 	return nil
+}
+
+// checkReconcileWritesNothing touches the tenant namespace, waits until the
+// controller called name has reconciled it and fails on any request of the
+// controller (counter) but reads.
+func checkReconcileWritesNothing(t *testing.T, c ctrlruntimeclient.Client, counter *envtest.RequestCounter, name, namespace string) {
+	t.Helper()
+	ctx := t.Context()
+	before := reconciles(t, name)
+	counter.Reset()
+	var ns corev1.Namespace
+	if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Name: namespace}, &ns); err != nil {
+		t.Fatal(err)
+	}
+	metav1.SetMetaDataAnnotation(&ns.ObjectMeta, "example.com/touched", time.Now().String())
+	if err := c.Update(ctx, &ns); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, wait, func() error {
+		if n := reconciles(t, name); n <= before {
+			return fmt.Errorf("no reconcile yet (%v)", n)
+		}
+		return nil
+	})
+	for r, n := range counter.Counts() {
+		if r.Verb != "GET" && r.Verb != "LIST" && r.Verb != "WATCH" {
+			t.Errorf("%d× %s after a reconcile with nothing changed", n, r)
+		}
+	}
+}
+
+// reconciles returns how many reconciles the controller called name
+// finished, from controller-runtime's metrics.
+func reconciles(t *testing.T, name string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == name {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csicontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 )
 
@@ -40,7 +41,8 @@ func TestCSIController(t *testing.T) {
 	o.DisableStorageClasses, o.DisableNetworkPolicies = true, true
 	o.EnableCSIController = true
 	o.CSIController.Params.ProvisionerImage = "example.com/provisioner:v1"
-	startController(t, infra.Config, o, nil, -1)
+	counter := envtest.NewRequestCounter()
+	startController(t, infra.Config, o, counter, -1)
 	createTenant(t, c, "cluster-a", tenantEnv.KubeconfigBytes)
 	// A tenant namespace without a tenant kubeconfig, holding a Deployment
 	// of the same name that is not ours.
@@ -67,6 +69,7 @@ func TestCSIController(t *testing.T) {
 	})
 	t.Run("re-applying an unchanged Deployment writes nothing", func(t *testing.T) {
 		never(t, 2*time.Second, func() error { return deploymentUnchanged(ctx, c, &first) })
+		checkReconcileWritesNothing(t, c, counter, csicontroller.CSI().ControllerName, "cluster-a")
 	})
 	t.Run("a hand edit is taken back", func(t *testing.T) {
 		d := first.DeepCopy()

@@ -174,12 +174,19 @@ func watchedKinds(kinds []tenant.Kind) ([]ctrlruntimeclient.Object, error) {
 	return out, nil
 }
 
-// Apply renders the addon dir with p and applies every object to c with
-// server-side apply, taking fields back from other managers.
-func Apply(ctx context.Context, c ctrlruntimeclient.Client, dir string, p addons.Params) error {
+// Apply renders the addon dir with p and applies to c, with server-side
+// apply taking fields back from other managers, every object that reader
+// (a cache of them; nil for none) does not hold as rendered: applying the
+// others would change nothing and only cost a request each.
+func Apply(ctx context.Context, c ctrlruntimeclient.Client, reader ctrlruntimeclient.Reader, dir string, p addons.Params) error {
 	objs, err := addons.Render(dir, p)
 	if err != nil {
 		return err
+	}
+	if reader != nil {
+		if objs, err = stale(ctx, reader, objs); err != nil {
+			return err
+		}
 	}
 	return applyObjects(ctx, c, objs)
 }

@@ -126,6 +126,26 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return nil
 }
 
+// cached reads the component's objects where the controller caches them:
+// the Deployment in the manager's cache, the ConfigMap in the access cache.
+type cached struct {
+	deployments, configMaps ctrlruntimeclient.Reader
+}
+
+// Get implements the part of ctrlruntimeclient.Reader that
+// addonsctrl.Apply uses.
+func (c cached) Get(ctx context.Context, key ctrlruntimeclient.ObjectKey, obj ctrlruntimeclient.Object, opts ...ctrlruntimeclient.GetOption) error {
+	if _, ok := obj.(*corev1.ConfigMap); ok {
+		return c.configMaps.Get(ctx, key, obj, opts...)
+	}
+	return c.deployments.Get(ctx, key, obj, opts...)
+}
+
+// List implements ctrlruntimeclient.Reader; Apply never lists.
+func (c cached) List(ctx context.Context, list ctrlruntimeclient.ObjectList, opts ...ctrlruntimeclient.ListOption) error {
+	return c.deployments.List(ctx, list, opts...)
+}
+
 // named passes events of objects called name only.
 func named(name string) predicate.Predicate {
 	return predicate.NewPredicateFuncs(func(obj ctrlruntimeclient.Object) bool { return obj.GetName() == name })
@@ -158,7 +178,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	}
 	p := r.params(namespace, tenantKubeconfig, infraKubeconfig)
-	if err := addonsctrl.Apply(ctx, r.Writer, r.Component.Addon, p); err != nil {
+	if err := addonsctrl.Apply(ctx, r.Writer, cached{deployments: r.Reader, configMaps: r.access}, r.Component.Addon, p); err != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to apply %s to %s: %w", r.Component.Addon, namespace, err)
 	}
 	return reconcile.Result{}, nil

@@ -63,10 +63,13 @@ func (r *reconciler) withInfraRevision(ctx context.Context, md *clusterv1alpha1.
 }
 
 // setOfTemplate returns the live MachineSet whose template equals md's
-// when the infra revision annotation is left out of both, or nil.
+// when the infra revision annotation is left out of both, or nil. After a
+// rollout for a new infra revision several do; the one of the highest
+// MachineDeployment revision is the current one.
 func setOfTemplate(md *clusterv1alpha1.MachineDeployment, sets []*clusterv1alpha1.MachineSet) (*clusterv1alpha1.MachineSet, error) {
 	want := md.Spec.Template.DeepCopy()
 	setInfraRevision(want, "")
+	var found *clusterv1alpha1.MachineSet
 	for _, ms := range sets {
 		if ms.DeletionTimestamp != nil {
 			continue
@@ -77,11 +80,11 @@ func setOfTemplate(md *clusterv1alpha1.MachineDeployment, sets []*clusterv1alpha
 		if err != nil {
 			return nil, err
 		}
-		if same {
-			return ms, nil
+		if same && (found == nil || revisionOf(ms.Annotations) > revisionOf(found.Annotations)) {
+			found = ms
 		}
 	}
-	return nil, nil
+	return found, nil
 }
 
 // setInfraRevision sets the revision annotation of a template, removing it

@@ -9,6 +9,7 @@ import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 )
 
 // fakeRevision is a TemplateRevisionFunc whose answer the test sets.
@@ -34,9 +35,11 @@ func setRevisions(t *testing.T, r *reconciler) []string {
 // TestInfraRevisionRollsOut: a MachineSet made before revisions existed is
 // stamped, not rolled; a changed revision (a tenant network's CNI
 // configuration was edited) rolls the MachineDeployment like a template
-// change; a revision that cannot be read changes nothing.
+// change; a revision that cannot be read changes nothing, even when an
+// older MachineSet of the same template is kept as history.
 func TestInfraRevisionRollsOut(t *testing.T) {
 	md := testDeployment(2, `{"image":"a"}`, 1, 0)
+	md.Spec.RevisionHistoryLimit = ptr.To[int32](5)
 	c := newTestClient(t, md)
 	r := newReconciler(c, events.NewFakeRecorder(100))
 	reconcileOnce(t, r)
@@ -45,20 +48,20 @@ func TestInfraRevisionRollsOut(t *testing.T) {
 
 	infra := &fakeRevision{revision: "r1"}
 	r.templateRevision = infra.get
-	for range 2 {
-		reconcileOnce(t, r)
-		settle(t, c, true)
+	settleFor := func(steps int) {
+		t.Helper()
+		for range steps {
+			reconcileOnce(t, r)
+			settle(t, c, true)
+		}
 	}
+	settleFor(2)
 	if got := setRevisions(t, r); !cmp.Equal(got, []string{"r1"}) {
 		t.Fatalf("after upgrading: MachineSet revisions %q, want the old MachineSet stamped [r1]", got)
 	}
 
-	infra.err = errors.New("infra cluster unreachable")
-	infra.revision = ""
-	for range 2 {
-		reconcileOnce(t, r)
-		settle(t, c, true)
-	}
+	infra.err, infra.revision = errors.New("infra cluster unreachable"), ""
+	settleFor(2)
 	if got := setRevisions(t, r); !cmp.Equal(got, []string{"r1"}) {
 		t.Fatalf("with the revision unreadable: MachineSet revisions %q, want [r1]", got)
 	}
@@ -68,24 +71,36 @@ func TestInfraRevisionRollsOut(t *testing.T) {
 		if step == 20 {
 			t.Fatalf("rollout did not finish: revisions %q, replicas %v", setRevisions(t, r), setReplicas(t, c))
 		}
-		reconcileOnce(t, r)
-		settle(t, c, true)
-		if getDeployment(t, c).Annotations[AnnotationProgress] == ReasonNewMachineSetAvailable && len(listSets(t, c)) == 1 {
+		settleFor(1)
+		if getDeployment(t, c).Annotations[AnnotationProgress] == ReasonNewMachineSetAvailable {
 			break
 		}
 	}
-	sets := listSets(t, c)
-	if got := sets[0].Spec.Template.Annotations[AnnotationInfraRevision]; got != "r2" {
-		t.Errorf("new MachineSet revision %q, want r2", got)
+	if got, replicas := setRevisions(t, r), setReplicas(t, c); !cmp.Equal(got, []string{"r1", "r2"}) || !cmp.Equal(replicas, []int32{0, 2}) {
+		t.Fatalf("after the rollout: revisions %q, replicas %v; want [r1 r2], [0 2]", got, replicas)
 	}
 	if got := getDeployment(t, c).Spec.Template.Annotations; got != nil {
 		t.Errorf("the MachineDeployment's own template got annotations %v: the revision is in memory only", got)
 	}
 
-	// A template without infra dependencies drops the annotation.
-	infra.revision = ""
+	// Unreadable again: the current MachineSet (r2) is kept, not the older
+	// one of the same template that history keeps.
+	infra.err, infra.revision = errors.New("infra cluster unreachable"), ""
+	settleFor(3)
+	if got, replicas := setRevisions(t, r), setReplicas(t, c); !cmp.Equal(got, []string{"r1", "r2"}) || !cmp.Equal(replicas, []int32{0, 2}) {
+		t.Errorf("with the revision unreadable after the rollout: revisions %q, replicas %v; want [r1 r2], [0 2]", got, replicas)
+	}
+
+	// A new template without infra dependencies (its networks removed)
+	// has no annotation.
+	infra.err = nil
+	md = getDeployment(t, c)
+	md.Spec.Template = *template(`{"image":"b"}`, map[string]string{"pool": "a"})
+	if err := c.Update(t.Context(), md); err != nil {
+		t.Fatal(err)
+	}
 	reconcileOnce(t, r)
-	if got := setRevisions(t, r); len(got) != 2 || got[1] != "" {
+	if got := setRevisions(t, r); len(got) != 3 || got[2] != "" {
 		t.Errorf("after the dependency went: MachineSet revisions %q, want a new MachineSet without one", got)
 	}
 }

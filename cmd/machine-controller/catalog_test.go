@@ -19,7 +19,7 @@ import (
 )
 
 // catalogObject returns an unstructured object with a spec.
-func catalogObject(apiVersion, kind, namespace, name string, spec map[string]any) *unstructured.Unstructured {
+func infraObject(apiVersion, kind, namespace, name string, spec map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	u.SetAPIVersion(apiVersion)
 	u.SetKind(kind)
@@ -38,30 +38,30 @@ func TestCatalog(t *testing.T) {
 	path := kubeconfigFile(t, env, ns)
 	it := "instancetype.kubevirt.io/v1beta1"
 	resources := map[string]any{"requests": map[string]any{"cpu": "2", "memory": "8Gi"}}
-	named := catalogObject("cdi.kubevirt.io/v1beta1", "DataVolume", ns, imagecache.NamedDataVolumeName("ubuntu-22.04"),
+	named := infraObject("cdi.kubevirt.io/v1beta1", "DataVolume", ns, imagecache.NamedDataVolumeName("ubuntu-22.04"),
 		map[string]any{"source": map[string]any{"http": map[string]any{"url": "https://images.example.com/ubuntu.img"}}})
 	named.SetLabels(map[string]string{imagecache.Label: imagecache.KindNamed})
 	named.SetAnnotations(map[string]string{imagecache.URLAnnotation: "https://images.example.com/ubuntu.img"})
-	cached := catalogObject("cdi.kubevirt.io/v1beta1", "DataVolume", ns, imagecache.DataVolumeName("https://images.example.com/x.img", "fast"),
+	cached := infraObject("cdi.kubevirt.io/v1beta1", "DataVolume", ns, imagecache.DataVolumeName("https://images.example.com/x.img", "fast"),
 		map[string]any{"source": map[string]any{"http": map[string]any{"url": "https://images.example.com/x.img"}}})
 	cached.SetLabels(map[string]string{imagecache.Label: imagecache.KindHTTP})
 	waitForConsumer := storagev1.VolumeBindingWaitForFirstConsumer
 	for _, obj := range []ctrlruntimeclient.Object{
-		catalogObject("kubevirt.io/v1", "VirtualMachineInstancePreset", ns, "kubermatic-standard", map[string]any{
+		infraObject("kubevirt.io/v1", "VirtualMachineInstancePreset", ns, "kubermatic-standard", map[string]any{
 			"selector": map[string]any{"matchLabels": map[string]any{"kubevirt.io/flavor": "kubermatic-standard"}},
 			"domain":   map[string]any{"resources": resources},
 		}),
-		catalogObject(it, "VirtualMachineInstancetype", ns, "standard-2", map[string]any{
+		infraObject(it, "VirtualMachineInstancetype", ns, "standard-2", map[string]any{
 			"cpu": map[string]any{"guest": int64(2)}, "memory": map[string]any{"guest": "8Gi"}}),
-		catalogObject(it, "VirtualMachineClusterInstancetype", "", "u1.large", map[string]any{
+		infraObject(it, "VirtualMachineClusterInstancetype", "", "u1.large", map[string]any{
 			"cpu": map[string]any{"guest": int64(4)}, "memory": map[string]any{"guest": "16Gi"}}),
-		catalogObject(it, "VirtualMachinePreference", ns, "sockets-advantage", map[string]any{}),
+		infraObject(it, "VirtualMachinePreference", ns, "sockets-advantage", map[string]any{}),
 		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast", Annotations: map[string]string{
 			"storageclass.kubernetes.io/is-default-class": "true", catalog.InitializeAnnotation: "true"}},
 			Provisioner: "rbd.csi.ceph.com", VolumeBindingMode: &waitForConsumer, AllowVolumeExpansion: ptr.To(true)},
 		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "slow"}, Provisioner: "nfs.csi.k8s.io"},
 		named, cached,
-		catalogObject("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", ns, "tenant-net", map[string]any{"config": `{"type":"bridge"}`}),
+		infraObject("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", ns, "tenant-net", map[string]any{"config": `{"type":"bridge"}`}),
 	} {
 		if err := env.Client.Create(ctx, obj); err != nil {
 			t.Fatalf("failed to create %s: %v", obj.GetName(), err)

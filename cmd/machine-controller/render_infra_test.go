@@ -41,11 +41,8 @@ func TestRenderWithInfraCluster(t *testing.T) {
 	ctx := t.Context()
 	ns := env.CreateNamespace(t, "cluster-render")
 	path := kubeconfigFile(t, env, ns)
-	it := &unstructured.Unstructured{}
-	it.SetAPIVersion("instancetype.kubevirt.io/v1beta1")
-	it.SetKind("VirtualMachineClusterInstancetype")
-	it.SetName("render-standard-2")
-	it.Object["spec"] = map[string]any{"cpu": map[string]any{"guest": int64(2)}, "memory": map[string]any{"guest": "4Gi"}}
+	it := infraObject("instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", "", "render-standard-2",
+		map[string]any{"cpu": map[string]any{"guest": int64(2)}, "memory": map[string]any{"guest": "4Gi"}})
 	for _, obj := range []ctrlruntimeclient.Object{
 		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "render-shared"}, Provisioner: "example.com/nfs"},
 		&cdicorev1beta1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "render-shared"}},

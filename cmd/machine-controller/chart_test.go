@@ -66,11 +66,11 @@ func TestChartArgsParse(t *testing.T) {
 		{
 			name: "kubeconfigs and timeouts",
 			values: map[string]any{"userKubeconfigSecret": "user", "infraKubeconfigSecret": "infra", "infraNamespace": "tenant-a", "joinClusterTimeout": "15m", "qps": 20, "controllerName": "kubevirt",
-				"instanceStoppedGrace": "-1s", "maxRetryDelay": "30s"},
+				"instanceStoppedGrace": "-1s", "maxRetryDelay": "30s", "infraNodeLabelsConfigMap": "node-labels"},
 			want: map[string]string{
 				"kubeconfig": "/etc/kubevirt-kkp/user/kubeconfig", "infra-kubeconfig": "/etc/kubevirt-kkp/infra/kubeconfig",
 				"infra-namespace": "tenant-a", "join-cluster-timeout": "15m0s", "qps": "20", "name": "kubevirt",
-				"instance-stopped-grace": "-1s", "max-retry-delay": "30s",
+				"instance-stopped-grace": "-1s", "max-retry-delay": "30s", "infra-node-labels-configmap": "kubevirt-kkp/node-labels",
 			},
 		},
 	}

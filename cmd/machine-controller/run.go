@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machine"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -30,6 +32,7 @@ type runFlags struct {
 	name                    string
 	stoppedGrace            time.Duration
 	maxRetryDelay           time.Duration
+	infraNodeLabels         string
 	qps                     float32
 	burst                   int
 	metricsAddress          string
@@ -68,6 +71,7 @@ namespace's VirtualMachines and VirtualMachineInstances are watched instead of p
 	fl.DurationVar(&f.joinTimeout, "join-cluster-timeout", 0, "delete (and so replace) a MachineSet's Machine whose Node has not joined this long after its creation; 0 disables")
 	fl.DurationVar(&f.stoppedGrace, "instance-stopped-grace", machine.DefaultStoppedGrace, "delete (and so replace) a MachineSet's Machine whose VM has been stopped, failing or without its VMI this long; negative disables")
 	fl.DurationVar(&f.maxRetryDelay, "max-retry-delay", queue.DefaultMaxRetryDelay, "longest wait before a failing Machine, MachineSet or MachineDeployment is retried (the wait doubles from 5ms); bounds how long objects wait after an infra outage")
+	fl.StringVar(&f.infraNodeLabels, "infra-node-labels-configmap", "", "NAMESPACE/NAME of a ConfigMap whose key \"labels\" lists infra node label keys (comma or line separated) to copy to the Nodes of the VMs running there; read live; needs a watched infra namespace")
 	fl.Float32Var(&f.qps, "qps", 50, "requests per second to the user cluster")
 	fl.IntVar(&f.burst, "burst", 100, "request burst to the user cluster")
 	fl.StringVar(&f.metricsAddress, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
@@ -96,6 +100,14 @@ func (f *runFlags) options(errOut io.Writer) (controller.RunOptions, error) {
 	if f.debug {
 		level = zapcore.DebugLevel
 	}
+	var infraNodeLabels types.NamespacedName
+	if f.infraNodeLabels != "" {
+		ns, name, ok := strings.Cut(f.infraNodeLabels, "/")
+		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			return controller.RunOptions{}, fmt.Errorf("--infra-node-labels-configmap %q: want NAMESPACE/NAME", f.infraNodeLabels)
+		}
+		infraNodeLabels = types.NamespacedName{Namespace: ns, Name: name}
+	}
 	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(errOut), level))
 	return controller.RunOptions{
 		UserConfig:              cfg,
@@ -107,6 +119,7 @@ func (f *runFlags) options(errOut io.Writer) (controller.RunOptions, error) {
 		Name:                    f.name,
 		StoppedGrace:            f.stoppedGrace,
 		MaxRetryDelay:           f.maxRetryDelay,
+		InfraNodeLabels:         infraNodeLabels,
 		MetricsAddress:          f.metricsAddress,
 		HealthAddress:           f.healthAddress,
 		LeaderElection:          f.leaderElect,

@@ -12,7 +12,8 @@ package controller
 // evicted through the eviction subresource. Events go through the
 // events.k8s.io API; leader election records its own through the core API.
 // The namespace "leader-election" is a placeholder the chart replaces with
-// the namespace of the Lease.
+// the namespace of the Lease; ConfigMaps there are also listed and watched
+// for the one --infra-node-labels-configmap names.
 //
 // +kubebuilder:rbac:groups=cluster.k8s.io,resources=machines;machinesets;machinedeployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=cluster.k8s.io,resources=machines/status;machinesets/status;machinedeployments/status,verbs=get;update;patch
@@ -24,3 +25,4 @@ package controller
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=leader-election
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=list;watch,namespace=leader-election

@@ -20,6 +20,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -72,6 +73,9 @@ type RunOptions struct {
 	// MaxRetryDelay caps the retry backoff of a failing reconcile;
 	// queue.DefaultMaxRetryDelay when 0.
 	MaxRetryDelay time.Duration
+	// InfraNodeLabels names the ConfigMap listing the infra node labels to
+	// copy to Nodes; off when empty (see machine.Options.InfraNodeLabels).
+	InfraNodeLabels types.NamespacedName
 	// SkipNameValidation lets Run be called more than once in a process
 	// (tests that restart the controller); see Options.
 	SkipNameValidation bool
@@ -121,6 +125,7 @@ func (o RunOptions) Run(ctx context.Context) error {
 	defer clients.Stop()
 	opts := Options{Log: log.Sugar(), WorkerCount: o.WorkerCount, InfraNamespace: o.InfraNamespace, DrainTimeout: o.DrainTimeout, JoinTimeout: o.JoinTimeout,
 		StoppedGrace: o.StoppedGrace, MaxRetryDelay: o.MaxRetryDelay, SkipNameValidation: o.SkipNameValidation, Name: o.Name,
+		InfraNodeLabels: o.InfraNodeLabels,
 	}
 	if len(infraKubeconfig) > 0 {
 		cfg, ns, err := infraConfig(infraKubeconfig)

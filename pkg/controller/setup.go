@@ -14,6 +14,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -60,6 +61,9 @@ type Options struct {
 	// namespace when InfraConfig is set and the API server serves them.
 	TemplateRevision machinedeployment.TemplateRevisionFunc
 	RevisionObjects  []ctrlruntimeclient.Object
+	// InfraNodeLabels names the ConfigMap listing the infra node labels to
+	// copy to Nodes (see machine.Options.InfraNodeLabels); off when empty.
+	InfraNodeLabels types.NamespacedName
 }
 
 // Add registers the Machine, MachineSet and MachineDeployment controllers,
@@ -67,7 +71,7 @@ type Options struct {
 func Add(mgr ctrl.Manager, opts Options) error {
 	q := queue.Options{Workers: opts.WorkerCount, MaxRetryDelay: opts.MaxRetryDelay, SkipNameValidation: opts.SkipNameValidation}
 	mopts := machine.Options{Provider: opts.Provider, Log: opts.Log, Queue: q, DrainTimeout: opts.DrainTimeout,
-		JoinTimeout: opts.JoinTimeout, StoppedGrace: opts.StoppedGrace, Name: opts.Name,
+		JoinTimeout: opts.JoinTimeout, StoppedGrace: opts.StoppedGrace, Name: opts.Name, InfraNodeLabels: opts.InfraNodeLabels,
 	}
 	mdopts := machinedeployment.Options{Queue: q, TemplateRevision: opts.TemplateRevision}
 	if opts.InfraConfig != nil {

@@ -53,6 +53,7 @@ func TestMachineController(t *testing.T) {
 	t.Run("MachineDeployment lifecycle", s.testMachineDeployment)
 	t.Run("MachineDeployment scaled mid-rollout", s.testScaleMidRollout)
 	t.Run("tenant network change rolls a MachineDeployment", s.testNetworkChange)
+	t.Run("infra node labels copied to Nodes", s.testInfraNodeLabels)
 	t.Run("stopped VM", s.testStoppedVM)
 	t.Run("infra node drain", s.testEvacuation)
 	t.Run("infra connection cut mid scale-up", s.testConnectionCut)

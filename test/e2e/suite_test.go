@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -71,6 +72,7 @@ func startSuite(t *testing.T) *suite {
 		InfraKubeconfig: infraKubeconfig,
 		WorkerCount:     4,
 		StoppedGrace:    stoppedGrace,
+		InfraNodeLabels: types.NamespacedName{Namespace: machineNamespace, Name: infraNodeLabelsConfigMap},
 		Getenv:          func(string) string { return "" },
 		// The process may have registered the controllers before: a
 		// restart below, or an earlier run of the suite (go test -count).

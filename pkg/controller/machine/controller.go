@@ -14,6 +14,7 @@ import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,6 +79,11 @@ type Options struct {
 	// Node) before a Machine of a MachineSet is deleted and so replaced;
 	// DefaultStoppedGrace when 0, never when negative.
 	StoppedGrace time.Duration
+	// InfraNodeLabels, when its name is set, is a ConfigMap of the user
+	// cluster whose key "labels" lists label keys to copy from the infra
+	// node a Machine's VM runs on to the Machine's Node (see
+	// infraNodeLabels). It needs Infra and InfraNamespace.
+	InfraNodeLabels types.NamespacedName
 	// Name selects the Machines of this controller: those whose label
 	// LabelController equals it; "" selects the Machines without the
 	// label. Kubermatic's machine-controller has the same -name flag, so
@@ -115,6 +121,8 @@ type reconciler struct {
 	infra ctrlruntimeclient.Client
 	// infraNamespace is the watched infra namespace.
 	infraNamespace string
+	// infraLabels copies infra node labels to Nodes; nil when off.
+	infraLabels *infraNodeLabels
 	// watched tells whether infra changes send events.
 	watched bool
 	// now is the clock.
@@ -160,6 +168,16 @@ func Add(mgr ctrl.Manager, opts Options) error {
 	b = watchNodes(b, mgr.GetClient())
 	if opts.Infra != nil {
 		b = watchInfra(b, opts.Infra, mgr.GetClient())
+	}
+	if opts.InfraNodeLabels.Name != "" {
+		if opts.Infra == nil || opts.InfraNamespace == "" {
+			return fmt.Errorf("copying infra node labels needs a watched infra namespace")
+		}
+		labels, err := newInfraNodeLabels(context.Background(), mgr, b, opts.Infra, opts.InfraNamespace, opts.InfraNodeLabels)
+		if err != nil {
+			return err
+		}
+		r.infraLabels = labels
 	}
 	return b.Complete(r)
 }

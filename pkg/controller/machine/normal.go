@@ -117,8 +117,14 @@ func (r *reconciler) linkNode(ctx context.Context, s *scope, inst cloudprovider.
 		return r.waitForJoin(ctx, s)
 	}
 	providerID := inst.ProviderID()
+	infraLabels, infraKnown, err := r.infraNodeLabelsOf(ctx, s)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	if err := patchNode(ctx, r.client, node, func(n *corev1.Node) bool {
-		changed := syncNode(n, s.machine)
+		// Labels from the infra node first: the Machine's own win.
+		changed := infraKnown && syncInfraLabels(n, infraLabels)
+		changed = syncNode(n, s.machine) || changed
 		// Without a cloud controller manager nobody else sets it; the
 		// KubeVirt CCM and CSI driver expect kubevirt://<vm>. A Node that
 		// has one keeps it: the field is immutable once set.

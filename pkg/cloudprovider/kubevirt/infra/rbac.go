@@ -12,7 +12,8 @@ package infra
 // (datavolumes/source), for disks that use it. The machine-controller uses the
 // same identity to evacuate VMIs whose infra node drains: it deletes a VMI
 // (eviction strategy External) or creates a VirtualMachineInstanceMigration
-// (LiveMigrate).
+// (LiveMigrate). With --infra-node-labels-configmap it also watches the
+// infra Nodes, whose labels it copies to the user cluster's Nodes.
 //
 // +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachines,verbs=get;list;watch;create;delete,namespace=infra-namespace
 // +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachineinstances,verbs=get;list;watch;delete,namespace=infra-namespace
@@ -24,5 +25,6 @@ package infra
 // +kubebuilder:rbac:groups=instancetype.kubevirt.io,resources=virtualmachineinstancetypes;virtualmachinepreferences,verbs=get;list;watch,namespace=infra-namespace
 // +kubebuilder:rbac:groups=k8s.cni.cncf.io,resources=network-attachment-definitions,verbs=get;list;watch,namespace=infra-namespace
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=cdi.kubevirt.io,resources=storageprofiles,verbs=get;list;watch
 // +kubebuilder:rbac:groups=instancetype.kubevirt.io,resources=virtualmachineclusterinstancetypes;virtualmachineclusterpreferences,verbs=get;list;watch

@@ -355,3 +355,54 @@ func reconciles(t *testing.T, name string) float64 {
 	}
 	return n
 }
+
+// TestCCMSwitchedOff: restarting with the CCM switched off deletes its
+// Deployment, ConfigMap and cluster-wide pair, so it stops; a Deployment of
+// the same name that is not ours stays.
+func TestCCMSwitchedOff(t *testing.T) {
+	infra := envtest.Start(t, envtest.WithCRDFiles())
+	tenantEnv := envtest.Start(t, envtest.WithCRDFiles())
+	ctx, c := t.Context(), infra.Client
+	o := infracontroller.DefaultOptions()
+	o.Flavors = flavorsOff()
+	o.DisableStorageClasses, o.DisableNetworkPolicies, o.DisableCSIAccess = true, true, true
+	o.EnableCCM = true
+	running := startController(t, infra.Config, o, nil, -1)
+	createTenant(t, c, "cluster-a", tenantEnv.KubeconfigBytes)
+	createTenant(t, c, "cluster-b", nil)
+	foreign := foreignDeployment(t, c, "cluster-b")
+	eventually(t, wait, func() error {
+		return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: csiaccess.CCM().TokenSecretName}, &corev1.Secret{})
+	})
+	fillProfileToken(t, infra, "cluster-a", csiaccess.CCM())
+	key := ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: addons.CCMName}
+	cmKey := ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: addons.CCMConfigMapName}
+	pair := ctrlruntimeclient.ObjectKey{Name: csiaccess.CCM().ClusterObjectName()}
+	eventually(t, wait, func() error {
+		if err := c.Get(ctx, key, &appsv1.Deployment{}); err != nil {
+			return err
+		}
+		if err := c.Get(ctx, cmKey, &corev1.ConfigMap{}); err != nil {
+			return err
+		}
+		return c.Get(ctx, pair, &rbacv1.ClusterRoleBinding{})
+	})
+
+	running.stop()
+	o.EnableCCM = false
+	startController(t, infra.Config, o, nil, -1)
+	eventually(t, wait, func() error {
+		for _, obj := range []struct {
+			key ctrlruntimeclient.ObjectKey
+			obj ctrlruntimeclient.Object
+		}{{key, &appsv1.Deployment{}}, {cmKey, &corev1.ConfigMap{}}, {pair, &rbacv1.ClusterRoleBinding{}}, {pair, &rbacv1.ClusterRole{}}} {
+			if err := c.Get(ctx, obj.key, obj.obj); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("%T %s: got %w, want it gone", obj.obj, obj.key, err)
+			}
+		}
+		return nil
+	})
+	if err := deploymentUnchanged(ctx, c, foreign); err != nil {
+		t.Errorf("a Deployment that is not ours was touched: %v", err)
+	}
+}

@@ -284,7 +284,7 @@ func setupAddons(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Control
 }
 
 // setupDeployments registers the CSI controller and CCM controllers that
-// o switches on.
+// o switches on, and the removal of what switched-off ones left.
 func setupDeployments(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Controllers) error {
 	if o.EnableCSIController && o.DisableCSIAccess {
 		return errors.New("the CSI controller needs the CSI access objects: do not disable CSI access")
@@ -295,10 +295,20 @@ func setupDeployments(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Co
 			return err
 		}
 	}
+	var off []csicontroller.Component
 	if o.EnableCCM {
 		if c.CCM, err = setupComponent(mgr, o, tenants, csicontroller.CCM(), o.CCM); err != nil {
 			return err
 		}
+	} else {
+		off = append(off, csicontroller.CCM())
+	}
+	if !o.EnableCSIController {
+		off = append(off, csicontroller.CSI())
+	}
+	cleanup := &csicontroller.SwitchedOff{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Tenants: tenants, Components: off}
+	if err := mgr.Add(cleanup); err != nil {
+		return fmt.Errorf("failed to add the removal of switched-off components: %w", err)
 	}
 	return nil
 }

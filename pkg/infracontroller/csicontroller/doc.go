@@ -13,7 +13,9 @@
 // kubeconfigs and of what else they read once at start (the CCM's
 // cloud-config settings) and restart when one changes. When the tenant
 // kubeconfig Secret goes away, the addon's objects are deleted; until the
-// infra kubeconfig Secret exists, nothing is applied. Objects without the
+// infra kubeconfig Secret exists, nothing is applied. A switched-off
+// component's Deployments and ConfigMaps (and the CCM's cluster-wide access
+// pair) are deleted once at start (SwitchedOff). Objects without the
 // managed-by label of package tenant are never deleted.
 //
 // The tenant cluster thus never holds infra credentials: it runs only the

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,7 +16,6 @@ import (
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -98,23 +96,8 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, _ reconcile.Request) 
 
 // remove deletes obj when it exists and is ours.
 func (r *ClusterReconciler) remove(ctx context.Context, obj ctrlruntimeclient.Object) error {
-	err := r.Reader.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(obj), obj)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("failed to get %T %s: %w", obj, obj.GetName(), err)
-	}
-	if !tenant.IsManaged(obj) || !obj.GetDeletionTimestamp().IsZero() {
-		return nil
-	}
-	log.FromContext(ctx).Info("deleting a cluster-wide access object: no tenant namespace is left", "kind", fmt.Sprintf("%T", obj), "name", obj.GetName())
-	uid := obj.GetUID()
-	err = r.Writer.Delete(ctx, obj, ctrlruntimeclient.Preconditions{UID: &uid})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("failed to delete %T %s: %w", obj, obj.GetName(), err)
-	}
-	return nil
+	return tenant.GetAndDeleteOurs(ctx, r.Reader, r.Writer, ctrlruntimeclient.ObjectKeyFromObject(obj), obj,
+		"a cluster-wide access object: no tenant namespace is left")
 }
 
 func clusterMeta(p Profile) metav1.ObjectMeta {

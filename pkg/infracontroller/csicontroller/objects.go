@@ -8,10 +8,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
@@ -43,21 +41,6 @@ func (r *Reconciler) remove(ctx context.Context, namespace string) error {
 // removeOne reads the object namespace/name into obj with reader and
 // deletes that version when it is ours.
 func (r *Reconciler) removeOne(ctx context.Context, reader ctrlruntimeclient.Reader, obj ctrlruntimeclient.Object, namespace, name string) error {
-	err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, obj)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("failed to get %T %s/%s: %w", obj, namespace, name, err)
-	}
-	if !tenant.IsManaged(obj) || !obj.GetDeletionTimestamp().IsZero() {
-		return nil
-	}
-	log.FromContext(ctx).Info("deleting an object of the component: the tenant kubeconfig is gone", "kind", fmt.Sprintf("%T", obj), "name", name)
-	uid := obj.GetUID()
-	err = r.Writer.Delete(ctx, obj, ctrlruntimeclient.Preconditions{UID: &uid}, ctrlruntimeclient.PropagationPolicy("Background"))
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("failed to delete %T %s/%s: %w", obj, namespace, name, err)
-	}
-	return nil
+	return tenant.GetAndDeleteOurs(ctx, reader, r.Writer, types.NamespacedName{Namespace: namespace, Name: name}, obj,
+		"an object of the component: the tenant kubeconfig is gone", ctrlruntimeclient.PropagationPolicy("Background"))
 }

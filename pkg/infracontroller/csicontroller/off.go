@@ -8,7 +8,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -82,13 +81,7 @@ func (s *SwitchedOff) removeAll(ctx context.Context) error {
 		if len(comp.Access.ClusterRules) > 0 {
 			name := comp.Access.ClusterObjectName()
 			for _, obj := range []ctrlruntimeclient.Object{&rbacv1.ClusterRoleBinding{}, &rbacv1.ClusterRole{}} {
-				if err := s.Reader.Get(ctx, ctrlruntimeclient.ObjectKey{Name: name}, obj); err != nil {
-					if apierrors.IsNotFound(err) {
-						continue
-					}
-					return fmt.Errorf("failed to get %T %s: %w", obj, name, err)
-				}
-				if err := s.remove(ctx, obj, name); err != nil {
+				if err := tenant.GetAndDeleteOurs(ctx, s.Reader, s.Writer, ctrlruntimeclient.ObjectKey{Name: name}, obj, switchedOff); err != nil {
 					return err
 				}
 			}
@@ -97,18 +90,14 @@ func (s *SwitchedOff) removeAll(ctx context.Context) error {
 	return nil
 }
 
-// remove deletes obj when it is ours, named name and, for namespaced
-// objects, in a tenant namespace.
+// switchedOff says why SwitchedOff deletes.
+const switchedOff = "an object of a switched-off component"
+
+// remove deletes obj when it is ours, named name and in a tenant
+// namespace.
 func (s *SwitchedOff) remove(ctx context.Context, obj ctrlruntimeclient.Object, name string) error {
-	if obj.GetName() != name || !tenant.IsManaged(obj) || !obj.GetDeletionTimestamp().IsZero() ||
-		(obj.GetNamespace() != "" && !s.Tenants.IsTenant(obj.GetNamespace())) {
+	if obj.GetName() != name || !s.Tenants.IsTenant(obj.GetNamespace()) {
 		return nil
 	}
-	log.FromContext(ctx).Info("deleting an object of a switched-off component", "kind", fmt.Sprintf("%T", obj), "namespace", obj.GetNamespace(), "name", name)
-	uid := obj.GetUID()
-	err := s.Writer.Delete(ctx, obj, ctrlruntimeclient.Preconditions{UID: &uid}, ctrlruntimeclient.PropagationPolicy("Background"))
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("failed to delete %T %s/%s: %w", obj, obj.GetNamespace(), name, err)
-	}
-	return nil
+	return tenant.DeleteOurs(ctx, s.Writer, obj, switchedOff, ctrlruntimeclient.PropagationPolicy("Background"))
 }

@@ -170,6 +170,16 @@ func checkCCMKubeconfig(t *testing.T, data []byte, namespace string) {
 	}
 }
 
+// ccmOptions runs the CCM alone: no flavors, storage classes, policies
+// or CSI access.
+func ccmOptions() infracontroller.Options {
+	o := infracontroller.DefaultOptions()
+	o.Flavors = flavorsOff()
+	o.DisableStorageClasses, o.DisableNetworkPolicies, o.DisableCSIAccess = true, true, true
+	o.EnableCCM = true
+	return o
+}
+
 // TestCCM checks the cloud controller manager's ConfigMap and Deployment
 // in a tenant namespace: applied once both kubeconfigs exist, restarted
 // when one changes, removed with the tenant kubeconfig.
@@ -177,10 +187,7 @@ func TestCCM(t *testing.T) {
 	infra := envtest.Start(t, envtest.WithCRDFiles())
 	tenantEnv := envtest.Start(t, envtest.WithCRDFiles())
 	ctx, c := t.Context(), infra.Client
-	o := infracontroller.DefaultOptions()
-	o.Flavors = flavorsOff()
-	o.DisableStorageClasses, o.DisableNetworkPolicies, o.DisableCSIAccess = true, true, true
-	o.EnableCCM = true
+	o := ccmOptions()
 	o.CCM.Params.CCMZoneAndRegion = false
 	o.CCM.Params.CCMFeatureGates = addons.FeatureGates{"SomeGate": true}
 	o.CCM.Params.CCMImage = "example.com/ccm:v1"
@@ -363,10 +370,7 @@ func TestCCMSwitchedOff(t *testing.T) {
 	infra := envtest.Start(t, envtest.WithCRDFiles())
 	tenantEnv := envtest.Start(t, envtest.WithCRDFiles())
 	ctx, c := t.Context(), infra.Client
-	o := infracontroller.DefaultOptions()
-	o.Flavors = flavorsOff()
-	o.DisableStorageClasses, o.DisableNetworkPolicies, o.DisableCSIAccess = true, true, true
-	o.EnableCCM = true
+	o := ccmOptions()
 	running := startController(t, infra.Config, o, nil, -1)
 	createTenant(t, c, "cluster-a", tenantEnv.KubeconfigBytes)
 	createTenant(t, c, "cluster-b", nil)

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/catalog"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 
-	"k8s.io/client-go/tools/clientcmd"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -53,17 +53,9 @@ func infraReader(path string) (ctrlruntimeclient.Reader, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("failed to read --infra-kubeconfig: %w", err)
 	}
-	cc, err := clientcmd.NewClientConfigFromBytes(raw)
+	cfg, namespace, err := infra.ParseKubeconfig(raw)
 	if err != nil {
-		return nil, "", fmt.Errorf("failed to parse --infra-kubeconfig: %w", err)
-	}
-	cfg, err := cc.ClientConfig()
-	if err != nil {
-		return nil, "", fmt.Errorf("failed to load --infra-kubeconfig: %w", err)
-	}
-	namespace, _, err := cc.Namespace()
-	if err != nil {
-		return nil, "", fmt.Errorf("failed to read the namespace of --infra-kubeconfig: %w", err)
+		return nil, "", fmt.Errorf("--infra-kubeconfig: %w", err)
 	}
 	cfg.UserAgent = "machine-controller-catalog"
 	c, err := ctrlruntimeclient.New(cfg, ctrlruntimeclient.Options{})

@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -128,7 +127,7 @@ func (o RunOptions) Run(ctx context.Context) error {
 		InfraNodeLabels: o.InfraNodeLabels,
 	}
 	if len(infraKubeconfig) > 0 {
-		cfg, ns, err := infraConfig(infraKubeconfig)
+		cfg, ns, err := infra.ParseKubeconfig(infraKubeconfig)
 		if err != nil {
 			return err
 		}
@@ -208,22 +207,4 @@ func decodeKubeconfig(value string) ([]byte, error) {
 		return nil, fmt.Errorf("infra kubeconfig is neither YAML nor base64: %w", err)
 	}
 	return raw, nil
-}
-
-// infraConfig returns the REST configuration and context namespace of the
-// infra kubeconfig.
-func infraConfig(kubeconfig []byte) (*rest.Config, string, error) {
-	cc, err := clientcmd.NewClientConfigFromBytes(kubeconfig)
-	if err != nil {
-		return nil, "", fmt.Errorf("failed to parse the infra kubeconfig: %w", err)
-	}
-	cfg, err := cc.ClientConfig()
-	if err != nil {
-		return nil, "", fmt.Errorf("failed to read the infra kubeconfig: %w", err)
-	}
-	ns, _, err := cc.Namespace()
-	if err != nil {
-		return nil, "", fmt.Errorf("failed to read the infra kubeconfig's namespace: %w", err)
-	}
-	return cfg, ns, nil
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 )
 
 func TestDecodeKubeconfig(t *testing.T) {
@@ -33,7 +35,7 @@ func TestDecodeKubeconfig(t *testing.T) {
 	}
 }
 
-func TestInfraConfig(t *testing.T) {
+func TestInfraKubeconfig(t *testing.T) {
 	kubeconfig := []byte(`apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: "https://infra.example:6443"}}]
@@ -41,14 +43,14 @@ users: [{name: u, user: {token: t}}]
 contexts: [{name: x, context: {cluster: c, user: u, namespace: tenant}}]
 current-context: x
 `)
-	cfg, ns, err := infraConfig(kubeconfig)
+	cfg, ns, err := infra.ParseKubeconfig(kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"https://infra.example:6443", "tenant"}, []string{cfg.Host, ns}); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if _, _, err := infraConfig([]byte("kind: [")); err == nil {
+	if _, _, err := infra.ParseKubeconfig([]byte("kind: [")); err == nil {
 		t.Error("a broken kubeconfig parsed")
 	}
 }

@@ -45,9 +45,9 @@ type connection struct {
 	lastErr   error
 }
 
-// parseKubeconfig returns the REST configuration and current-context
+// ParseKubeconfig returns the REST configuration and current-context
 // namespace of a kubeconfig. Errors never quote the kubeconfig.
-func parseKubeconfig(kubeconfig []byte) (*rest.Config, string, error) {
+func ParseKubeconfig(kubeconfig []byte) (*rest.Config, string, error) {
 	cc, err := clientcmd.NewClientConfigFromBytes(kubeconfig)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: failed to parse it: %w", ErrInvalidKubeconfig, err)
@@ -67,7 +67,7 @@ func parseKubeconfig(kubeconfig []byte) (*rest.Config, string, error) {
 // (still empty) cluster-scoped cache. It does no request: discovery and
 // informers start on first use.
 func newConnection(ctx context.Context, kubeconfig []byte, scheme *runtime.Scheme, opts Options) (*connection, error) {
-	cfg, contextNamespace, err := parseKubeconfig(kubeconfig)
+	cfg, contextNamespace, err := ParseKubeconfig(kubeconfig)
 	if err != nil {
 		return nil, err
 	}

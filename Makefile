@@ -12,6 +12,9 @@ CONTROLLER_TOOLS_VERSION ?= v0.23.0
 CONTROLLER_GEN := $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 # envtest binaries (kube-apiserver, etcd, kube-controller-manager) built from source, cached outside the repo.
 ENVTEST_ASSETS = $(shell hack/envtest-binaries.sh)
+# KubeVirt's and CDI's own code (test/upstream) built into binaries the tests
+# run, cached outside the repo.
+UPSTREAM_BINARIES = $(shell hack/upstream-binaries.sh)
 TEST_TIMEOUT ?= 30m
 FUZZTIME ?= 60s
 
@@ -41,13 +44,17 @@ build: ## Build all binaries into bin/.
 envtest: ## Build (once) the kube-apiserver, etcd and kube-controller-manager used by tests.
 	@hack/envtest-binaries.sh
 
+.PHONY: upstream
+upstream: ## Build (once) KubeVirt's and CDI's own code the tests run: admission webhooks, generators, virt-controller, cdi-controller.
+	@hack/upstream-binaries.sh
+
 .PHONY: test
-test: ## Run every test against a real kube-apiserver + etcd (built first if not cached).
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+test: ## Run every test against a real kube-apiserver + etcd and KubeVirt's and CDI's own code (built first if not cached).
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" UPSTREAM_BINARIES="$(UPSTREAM_BINARIES)" $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 .PHONY: bench
 bench: ## Run the benchmarks (API requests per provider call, builder throughput); see docs/benchmarks.md.
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" $(GO) test -count=1 -run '^$$' -bench . -benchmem ./...
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" UPSTREAM_BINARIES="$(UPSTREAM_BINARIES)" $(GO) test -count=1 -run '^$$' -bench . -benchmem ./...
 
 .PHONY: fuzz
 fuzz: ## Fuzz every parser of user input for FUZZTIME each (providerSpec, image, network and NetworkPolicy ConfigMaps, CCM feature gates).
@@ -58,7 +65,7 @@ fuzz: ## Fuzz every parser of user input for FUZZTIME each (providerSpec, image,
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFeatureGates$$' -fuzztime $(FUZZTIME) ./addons
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate the controllers' RBAC into their charts from the +kubebuilder:rbac markers; generate the cluster.k8s.io CRDs from the SDK types; generate the TenantCluster deepcopy and CRD.
+generate: $(CONTROLLER_GEN) ## Generate the controllers' RBAC into their charts from the +kubebuilder:rbac markers; generate the cluster.k8s.io CRDs from the SDK types; generate the TenantCluster deepcopy and CRD; take the KubeVirt and CDI CRDs and operator RBAC from their own generators.
 	$(CONTROLLER_GEN) rbac:roleName=machine-controller paths=./pkg/controller output:rbac:dir=charts/machine-controller/files/rbac/user
 	$(CONTROLLER_GEN) rbac:roleName=kubevirt-kkp-provider paths=./pkg/cloudprovider/kubevirt/infra output:rbac:dir=charts/machine-controller/files/rbac/infra
 	$(CONTROLLER_GEN) rbac:roleName=infra-controller paths=./pkg/infracontroller output:rbac:dir=charts/infra-controller/files/rbac
@@ -67,6 +74,7 @@ generate: $(CONTROLLER_GEN) ## Generate the controllers' RBAC into their charts 
 	$(CONTROLLER_GEN) object paths=./pkg/apis/...
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:dir=charts/infra-controller/crds
 	cp charts/infra-controller/crds/infra.kkp-kubevirt.io_tenantclusters.yaml test/crds/infra.kkp-kubevirt.io.yaml
+	UPSTREAM_BINARIES="$(UPSTREAM_BINARIES)" $(GO) test -count=1 ./test/upstream -update
 
 ##@ Verification
 
@@ -83,7 +91,7 @@ verify-modules: ## Fail if go.mod/go.sum are not tidy.
 
 .PHONY: verify-gen
 verify-gen: generate ## Fail if make generate changes a tracked file or leaves an untracked one.
-	@out="$$(git status --porcelain -- charts/machine-controller/files charts/machine-controller/crds charts/infra-controller/files charts/infra-controller/crds test/crds/infra.kkp-kubevirt.io.yaml pkg/apis)"; if [[ -n "$$out" ]]; then echo "generated files are stale, run make generate:"; echo "$$out"; git diff -- charts; exit 1; fi
+	@out="$$(git status --porcelain -- charts/machine-controller/files charts/machine-controller/crds charts/infra-controller/files charts/infra-controller/crds charts/kubevirt/crds charts/kubevirt/files charts/cdi/crds charts/cdi/files test/crds pkg/apis)"; if [[ -n "$$out" ]]; then echo "generated files are stale, run make generate:"; echo "$$out"; git diff -- charts; exit 1; fi
 
 .PHONY: vet
 vet: ## Run go vet.

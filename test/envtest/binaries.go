@@ -11,24 +11,56 @@ import (
 	"strings"
 )
 
-// assetsEnv names the directory holding etcd, kube-apiserver and
-// kube-controller-manager, as in controller-runtime's envtest.
-const assetsEnv = "KUBEBUILDER_ASSETS"
+// binarySet is a directory of executables built once and cached: the
+// environment variable naming it, or else the script that builds it (a no-op
+// when cached) and prints it.
+type binarySet struct {
+	env    string
+	script string
+	names  []string
+}
 
-// binaryNames are the executables the directory must hold.
-var binaryNames = []string{"etcd", "kube-apiserver", "kube-controller-manager"}
+var (
+	// controlPlaneBinaries are etcd, kube-apiserver and
+	// kube-controller-manager; KUBEBUILDER_ASSETS as in controller-runtime's
+	// envtest.
+	controlPlaneBinaries = binarySet{
+		env:    "KUBEBUILDER_ASSETS",
+		script: "hack/envtest-binaries.sh",
+		names:  []string{"etcd", "kube-apiserver", "kube-controller-manager"},
+	}
+	// upstreamBinaries are KubeVirt's and CDI's own code (test/upstream).
+	upstreamBinaries = binarySet{
+		env:    "UPSTREAM_BINARIES",
+		script: "hack/upstream-binaries.sh",
+		names:  []string{KubeVirtTool, VirtController, CDITool, CDIController},
+	}
+)
 
-// binaryDir returns the directory with the control-plane binaries: the one
-// KUBEBUILDER_ASSETS names, else the one hack/envtest-binaries.sh prints.
-func binaryDir(ctx context.Context) (string, error) {
-	if dir := os.Getenv(assetsEnv); dir != "" {
-		return dir, checkBinaries(dir)
+// Upstream binaries, built from the tool modules under test/upstream.
+const (
+	// KubeVirtTool prints KubeVirt's generated manifests and serves virt-api's
+	// admission webhooks.
+	KubeVirtTool = "kubevirt-upstream"
+	// VirtController is KubeVirt's virt-controller.
+	VirtController = "virt-controller"
+	// CDITool prints CDI's generated manifests.
+	CDITool = "cdi-upstream"
+	// CDIController is CDI's cdi-controller.
+	CDIController = "cdi-controller"
+)
+
+// dir returns the directory of the set: the one its environment variable
+// names, else the one its script prints.
+func (b binarySet) dir(ctx context.Context) (string, error) {
+	if dir := os.Getenv(b.env); dir != "" {
+		return dir, b.check(dir)
 	}
 	root, err := repoRoot()
 	if err != nil {
 		return "", err
 	}
-	script := filepath.Join(root, "hack", "envtest-binaries.sh")
+	script := filepath.Join(root, b.script)
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, "bash", script)
 	cmd.Dir = root
@@ -41,21 +73,28 @@ func binaryDir(ctx context.Context) (string, error) {
 	if dir == "" {
 		return "", fmt.Errorf("%s printed no directory", script)
 	}
-	return dir, checkBinaries(dir)
+	return dir, b.check(dir)
 }
 
-// checkBinaries reports which expected binary is missing from dir.
-func checkBinaries(dir string) error {
-	for _, name := range binaryNames {
+// check reports which expected binary is missing from dir.
+func (b binarySet) check(dir string) error {
+	for _, name := range b.names {
 		info, err := os.Stat(filepath.Join(dir, name))
 		if err != nil {
-			return fmt.Errorf("failed to find envtest binary %s: %w", name, err)
+			return fmt.Errorf("failed to find binary %s (%s): %w", name, b.env, err)
 		}
 		if info.Mode()&0o111 == 0 {
-			return fmt.Errorf("envtest binary %s in %s is not executable", name, dir)
+			return fmt.Errorf("binary %s in %s is not executable", name, dir)
 		}
 	}
 	return nil
+}
+
+// UpstreamDir returns the directory holding KubeVirtTool, VirtController,
+// CDITool and CDIController: UPSTREAM_BINARIES, else what
+// hack/upstream-binaries.sh builds (minutes on a cold cache, then cached).
+func UpstreamDir(ctx context.Context) (string, error) {
+	return upstreamBinaries.dir(ctx)
 }
 
 // repoRoot walks up from the working directory to the directory holding

@@ -44,7 +44,10 @@ type Env struct {
 	KubeconfigPath string
 
 	env      *crenvtest.Environment
-	kcm      *controllerManager
+	kcm      *process
+	// components are the upstream programs (webhooks, controllers) running
+	// beside the API server.
+	components []*process
 	workDir  string
 	stopOnce sync.Once
 	stopErr  error
@@ -55,6 +58,8 @@ type Option func(*options)
 
 type options struct {
 	controllerManager bool
+	kubeVirt          bool
+	virtController    bool
 	crdFiles          []string
 	namespace         string
 }
@@ -112,7 +117,7 @@ func New(ctx context.Context, opts ...Option) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := binaryDir(ctx)
+	dir, err := controlPlaneBinaries.dir(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -135,13 +140,13 @@ func New(ctx context.Context, opts ...Option) (*Env, error) {
 	if err := os.Mkdir(apiServer.CertDir, 0o700); err != nil {
 		return nil, errors.Join(fmt.Errorf("failed to create the API server's certificate directory: %w", err), e.Stop())
 	}
-	if err := e.start(dir, o); err != nil {
+	if err := e.start(ctx, dir, o); err != nil {
 		return nil, errors.Join(err, e.Stop())
 	}
 	return e, nil
 }
 
-func (e *Env) start(dir string, o options) error {
+func (e *Env) start(ctx context.Context, dir string, o options) error {
 	cfg, err := e.env.Start()
 	if err != nil {
 		return fmt.Errorf("failed to start the control plane: %w", err)
@@ -166,6 +171,9 @@ func (e *Env) start(dir string, o options) error {
 		if e.kcm, err = startControllerManager(dir, e.KubeconfigPath, e.workDir); err != nil {
 			return err
 		}
+	}
+	if o.kubeVirt {
+		return e.startKubeVirt(ctx, o)
 	}
 	return nil
 }
@@ -193,6 +201,9 @@ func (e *Env) CreateNamespace(t testing.TB, prefix string) string {
 func (e *Env) Stop() error {
 	e.stopOnce.Do(func() {
 		var errs []error
+		for i := len(e.components) - 1; i >= 0; i-- {
+			errs = append(errs, e.components[i].stop())
+		}
 		if e.kcm != nil {
 			errs = append(errs, e.kcm.stop())
 		}

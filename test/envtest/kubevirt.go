@@ -1,0 +1,312 @@
+package envtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	kubevirtcorev1 "kubevirt.io/api/core/v1"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/cert"
+	"k8s.io/utils/ptr"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// KubeVirtNamespace is where the KubeVirt CR and KubeVirt's components live,
+// as kubevirt-installer installs them.
+const KubeVirtNamespace = "kubevirt"
+
+// kubeVirtStartTimeout bounds the start of KubeVirt's components.
+const kubeVirtStartTimeout = 2 * time.Minute
+
+// WithKubeVirt makes the control plane a KubeVirt infra cluster as far as
+// KubeVirt's own code runs without nodes: the KubeVirt CR that
+// kubevirt-installer's kubevirt chart renders by default (its feature gates
+// and configuration), marked Deployed as virt-operator would, and virt-api's
+// admission webhooks served by KubeVirt's own handlers (KubeVirtTool
+// webhooks) under virt-api's RBAC, registered with the webhook
+// configurations KubeVirt generates. Every VirtualMachine, VMI, instancetype
+// or migration written to this API server is then defaulted and validated
+// by KubeVirt v1.9.0.
+func WithKubeVirt() Option {
+	return func(o *options) { o.kubeVirt = true }
+}
+
+// WithVirtController also runs KubeVirt's virt-controller (implies
+// WithKubeVirt) under the RBAC KubeVirt generates for it: VMs get VMIs and
+// DataVolumes, VMIs get virt-launcher pods, deletions pass KubeVirt's
+// finalizers. Nothing runs the pods; a test plays the kubelets and
+// virt-handler.
+func WithVirtController() Option {
+	return func(o *options) { o.kubeVirt, o.virtController = true, true }
+}
+
+// startKubeVirt installs the KubeVirt CR and starts the webhooks and, when
+// asked, virt-controller.
+func (e *Env) startKubeVirt(ctx context.Context, o options) error {
+	ctx, cancel := context.WithTimeout(ctx, kubeVirtStartTimeout)
+	defer cancel()
+	if err := e.ensureNamespace(ctx, KubeVirtNamespace); err != nil {
+		return err
+	}
+	if err := e.installKubeVirtCR(ctx); err != nil {
+		return err
+	}
+	if err := e.startKubeVirtWebhooks(ctx); err != nil {
+		return err
+	}
+	if o.virtController {
+		return e.startVirtController(ctx)
+	}
+	return nil
+}
+
+// installKubeVirtCR creates the KubeVirt CR of the kubevirt chart with the
+// status virt-operator gives a deployed KubeVirt; KubeVirt's components read
+// their configuration only from a CR with a phase.
+func (e *Env) installKubeVirtCR(ctx context.Context) error {
+	kv, err := ChartObject("kubevirt", "KubeVirt")
+	if err != nil {
+		return err
+	}
+	if err := e.Client.Create(ctx, kv); err != nil {
+		return fmt.Errorf("failed to create the KubeVirt CR: %w", err)
+	}
+	status := map[string]any{
+		"phase":                   string(kubevirtcorev1.KubeVirtPhaseDeployed),
+		"defaultArchitecture":     "amd64",
+		"observedKubeVirtVersion": kubeVirtVersion,
+		"targetKubeVirtVersion":   kubeVirtVersion,
+		"conditions": []any{map[string]any{
+			"type": "Available", "status": "True", "reason": "AllComponentsReady",
+			"message": "All components are ready.",
+		}},
+	}
+	if err := unstructured.SetNestedField(kv.Object, status, "status"); err != nil {
+		return err
+	}
+	if err := e.Client.Status().Update(ctx, kv); err != nil {
+		return fmt.Errorf("failed to mark the KubeVirt CR deployed: %w", err)
+	}
+	return nil
+}
+
+// startKubeVirtWebhooks serves virt-api's admission webhooks and registers
+// them with a CA bundle, then waits until the API server calls them.
+func (e *Env) startKubeVirtWebhooks(ctx context.Context) error {
+	rbac, err := Generate(ctx, KubeVirtTool, "rbac", "-component", "api", "-namespace", KubeVirtNamespace)
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := e.componentKubeconfig(ctx, rbac, KubeVirtNamespace, "kubevirt-apiserver")
+	if err != nil {
+		return err
+	}
+	certFile, keyFile, caBundle, err := e.servingCert("kubevirt-webhooks")
+	if err != nil {
+		return err
+	}
+	var address string
+	err = e.startComponent(ctx, processSpec{
+		name: "virt-api-webhooks", path: KubeVirtTool,
+		args: []string{"webhooks", "-kubeconfig", kubeconfig, "-namespace", KubeVirtNamespace,
+			"-listen", "127.0.0.1:0", "-tls-cert", certFile, "-tls-key", keyFile},
+		ready: func(line string) bool {
+			address, _ = strings.CutPrefix(line, "serving on ")
+			return address != line
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if err := e.registerWebhooks(ctx, "https://"+address, caBundle); err != nil {
+		return err
+	}
+	return e.waitAdmission(ctx)
+}
+
+// servingCert writes a self-signed serving certificate for 127.0.0.1 and
+// returns its files and CA bundle.
+func (e *Env) servingCert(name string) (certFile, keyFile string, caBundle []byte, err error) {
+	certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, nil)
+	if err != nil {
+		return "", "", nil, fmt.Errorf("failed to generate a serving certificate: %w", err)
+	}
+	certFile, keyFile = filepath.Join(e.workDir, name+".crt"), filepath.Join(e.workDir, name+".key")
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		return "", "", nil, err
+	}
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		return "", "", nil, err
+	}
+	return certFile, keyFile, certPEM, nil
+}
+
+// registerWebhooks creates KubeVirt's webhook configurations with every
+// webhook pointing at base instead of virt-api's Service.
+func (e *Env) registerWebhooks(ctx context.Context, base string, caBundle []byte) error {
+	objs, err := Generate(ctx, KubeVirtTool, "webhook-configurations", "-namespace", KubeVirtNamespace)
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		raw, err := json.Marshal(obj.Object)
+		if err != nil {
+			return err
+		}
+		var typed ctrlruntimeclient.Object
+		switch obj.GetKind() {
+		case "MutatingWebhookConfiguration":
+			m := &admissionregistrationv1.MutatingWebhookConfiguration{}
+			if err := json.Unmarshal(raw, m); err != nil {
+				return err
+			}
+			for i := range m.Webhooks {
+				m.Webhooks[i].ClientConfig = urlClientConfig(base, m.Webhooks[i].ClientConfig, caBundle)
+			}
+			typed = m
+		case "ValidatingWebhookConfiguration":
+			v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+			if err := json.Unmarshal(raw, v); err != nil {
+				return err
+			}
+			for i := range v.Webhooks {
+				v.Webhooks[i].ClientConfig = urlClientConfig(base, v.Webhooks[i].ClientConfig, caBundle)
+			}
+			typed = v
+		default:
+			return fmt.Errorf("unexpected %s among KubeVirt's webhook configurations", obj.GetKind())
+		}
+		if err := e.Client.Create(ctx, typed); err != nil {
+			return fmt.Errorf("failed to register %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+func urlClientConfig(base string, cc admissionregistrationv1.WebhookClientConfig, caBundle []byte) admissionregistrationv1.WebhookClientConfig {
+	path := ""
+	if cc.Service != nil && cc.Service.Path != nil {
+		path = *cc.Service.Path
+	}
+	return admissionregistrationv1.WebhookClientConfig{URL: ptr.To(base + path), CABundle: caBundle}
+}
+
+// waitAdmission waits until the API server calls both KubeVirt webhooks: a
+// dry-run VM comes back with a firmware UUID (mutation) and one with an
+// unknown run strategy is refused (validation).
+func (e *Env) waitAdmission(ctx context.Context) error {
+	probe := func(runStrategy kubevirtcorev1.VirtualMachineRunStrategy) *kubevirtcorev1.VirtualMachine {
+		return &kubevirtcorev1.VirtualMachine{
+			ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "admission-probe"},
+			Spec: kubevirtcorev1.VirtualMachineSpec{
+				RunStrategy: ptr.To(runStrategy),
+				Template: &kubevirtcorev1.VirtualMachineInstanceTemplateSpec{Spec: kubevirtcorev1.VirtualMachineInstanceSpec{
+					Domain: kubevirtcorev1.DomainSpec{Resources: kubevirtcorev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+					}},
+				}},
+			},
+		}
+	}
+	var last string
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		vm := probe(kubevirtcorev1.RunStrategyHalted)
+		if err := e.Client.Create(ctx, vm, ctrlruntimeclient.DryRunAll); err != nil {
+			last = fmt.Sprintf("a valid VM was refused: %v", err)
+			return false, nil
+		}
+		if fw := vm.Spec.Template.Spec.Domain.Firmware; fw == nil || fw.UUID == "" {
+			last = "the mutating webhook has not run"
+			return false, nil
+		}
+		err := e.Client.Create(ctx, probe("Sometimes"), ctrlruntimeclient.DryRunAll)
+		if err == nil || !strings.Contains(err.Error(), "virtualmachine-validator.kubevirt.io") {
+			last = fmt.Sprintf("the validating webhook has not run (%v)", err)
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("KubeVirt's admission did not take effect: %s: %w", last, errors.Join(err, e.ComponentErrors()))
+	}
+	return nil
+}
+
+// startVirtController runs virt-controller as its ServiceAccount and waits
+// until it leads.
+func (e *Env) startVirtController(ctx context.Context) error {
+	rbac, err := Generate(ctx, KubeVirtTool, "rbac", "-component", "controller", "-namespace", KubeVirtNamespace)
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := e.componentKubeconfig(ctx, rbac, KubeVirtNamespace, "kubevirt-controller")
+	if err != nil {
+		return err
+	}
+	images, err := chartImages("kubevirt")
+	if err != nil {
+		return err
+	}
+	certFile, keyFile, _, err := e.servingCert("virt-controller")
+	if err != nil {
+		return err
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	err = e.startComponent(ctx, processSpec{
+		name: "virt-controller", path: VirtController,
+		args: []string{"--kubeconfig", kubeconfig,
+			"--launcher-image", images["launcher"], "--exporter-image", images["exportServer"],
+			"--listen", "127.0.0.1", "--port", fmt.Sprint(port),
+			"--prom-cert-file", certFile, "--prom-key-file", keyFile},
+		startGrace: time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	return e.waitLeader(ctx, KubeVirtNamespace, "virt-controller")
+}
+
+// waitLeader waits until a component holds its leader-election Lease.
+func (e *Env) waitLeader(ctx context.Context, namespace, name string) error {
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		if err := e.ComponentErrors(); err != nil {
+			return false, err
+		}
+		lease := &coordinationv1.Lease{}
+		if err := e.Client.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: name}, lease); err != nil {
+			return false, ctrlruntimeclient.IgnoreNotFound(err)
+		}
+		return ptr.Deref(lease.Spec.HolderIdentity, "") != "", nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s did not take its leader lease %s/%s: %w", name, namespace, name, err)
+	}
+	return nil
+}
+
+// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("failed to find a free port: %w", err)
+	}
+	defer func() { _ = ln.Close() }()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,64 @@
+package envtest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	kubevirtcorev1 "kubevirt.io/api/core/v1"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+func TestKubeVirt(t *testing.T) {
+	env := Start(t, WithVirtController())
+	ctx := t.Context()
+	c := env.Client
+	ns := env.CreateNamespace(t, "kv")
+
+	vm := &kubevirtcorev1.VirtualMachine{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vm"},
+		Spec: kubevirtcorev1.VirtualMachineSpec{
+			RunStrategy: ptr.To(kubevirtcorev1.RunStrategyAlways),
+			Template: &kubevirtcorev1.VirtualMachineInstanceTemplateSpec{Spec: kubevirtcorev1.VirtualMachineInstanceSpec{
+				Domain: kubevirtcorev1.DomainSpec{Resources: kubevirtcorev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
+				}},
+			}},
+		},
+	}
+	t.Run("admission defaults and refuses", func(t *testing.T) {
+		bad := vm.DeepCopy()
+		bad.Spec.Template.Spec.Domain.Devices.Disks = []kubevirtcorev1.Disk{{Name: "missing"}}
+		err := c.Create(ctx, bad, ctrlruntimeclient.DryRunAll)
+		if err == nil || !strings.Contains(err.Error(), "missing") {
+			t.Errorf("a disk without a volume was not refused by KubeVirt: %v", err)
+		}
+	})
+	if err := c.Create(ctx, vm); err != nil {
+		t.Fatal(err)
+	}
+	if vm.Spec.Template.Spec.Domain.Firmware == nil || vm.Spec.Template.Spec.Domain.Firmware.Serial == "" {
+		t.Errorf("the stored VM has no firmware serial: KubeVirt's mutating webhook did not run")
+	}
+	t.Run("virt-controller creates the VMI and its launcher pod", func(t *testing.T) {
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			pods := &corev1.PodList{}
+			if err := c.List(ctx, pods, ctrlruntimeclient.InNamespace(ns), ctrlruntimeclient.MatchingLabels{kubevirtcorev1.AppLabel: "virt-launcher"}); err != nil {
+				return false, err
+			}
+			return len(pods.Items) == 1, nil
+		})
+		if err != nil {
+			vmi := &kubevirtcorev1.VirtualMachineInstance{}
+			_ = c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(vm), vmi)
+			t.Fatalf("no virt-launcher pod (VMI phase %q): %v; %v", vmi.Status.Phase, err, env.ComponentErrors())
+		}
+	})
+}

@@ -1,0 +1,123 @@
+package envtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+)
+
+// componentTokenLifetime is how long the tokens of upstream components'
+// ServiceAccounts are valid: longer than any test or demo runs.
+const componentTokenLifetime = 7 * 24 * time.Hour
+
+// Generate runs one of the upstream tools (KubeVirtTool, CDITool) and
+// decodes the List of objects it prints.
+func Generate(ctx context.Context, tool string, args ...string) ([]*unstructured.Unstructured, error) {
+	dir, err := UpstreamDir(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, filepath.Join(dir, tool), args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("failed to run %s %s: %w: %s", tool, strings.Join(args, " "), err, lastLines(stderr.String(), 10))
+	}
+	var list struct {
+		Items []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &list); err != nil {
+		return nil, fmt.Errorf("%s %s printed no List: %w", tool, strings.Join(args, " "), err)
+	}
+	out := make([]*unstructured.Unstructured, 0, len(list.Items))
+	for _, item := range list.Items {
+		out = append(out, &unstructured.Unstructured{Object: item})
+	}
+	return out, nil
+}
+
+// createAll creates objs, leaving those that exist alone.
+func (e *Env) createAll(ctx context.Context, objs []*unstructured.Unstructured) error {
+	for _, obj := range objs {
+		if err := e.Client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("failed to create %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// ensureNamespace creates the namespace unless it exists.
+func (e *Env) ensureNamespace(ctx context.Context, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := e.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("failed to create namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// componentKubeconfig installs the RBAC an upstream generator gives a
+// component (its ServiceAccount, roles and bindings) and writes a kubeconfig
+// file that acts as that ServiceAccount, so the component runs with exactly
+// the permissions upstream gives it.
+func (e *Env) componentKubeconfig(ctx context.Context, rbac []*unstructured.Unstructured, namespace, serviceAccount string) (string, error) {
+	if err := e.createAll(ctx, rbac); err != nil {
+		return "", err
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: serviceAccount}}
+	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		ExpirationSeconds: ptr.To(int64(componentTokenLifetime / time.Second)),
+	}}
+	if err := e.Client.SubResource("token").Create(ctx, sa, req); err != nil {
+		return "", fmt.Errorf("failed to request a token for ServiceAccount %s/%s: %w", namespace, serviceAccount, err)
+	}
+	kubeconfig, err := e.TokenKubeconfig(req.Status.Token, namespace)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(e.workDir, serviceAccount+".kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		return "", fmt.Errorf("failed to write the kubeconfig of %s: %w", serviceAccount, err)
+	}
+	return path, nil
+}
+
+// startComponent starts an upstream binary as a process of this control
+// plane; Stop ends it.
+func (e *Env) startComponent(ctx context.Context, spec processSpec) error {
+	dir, err := UpstreamDir(ctx)
+	if err != nil {
+		return err
+	}
+	spec.path = filepath.Join(dir, spec.path)
+	p, err := startProcess(ctx, spec, e.workDir)
+	if err != nil {
+		return err
+	}
+	e.components = append(e.components, p)
+	return nil
+}
+
+// ComponentErrors reports upstream components (webhooks, controllers) that
+// have exited although the control plane still runs, with the end of their
+// logs.
+func (e *Env) ComponentErrors() error {
+	var errs []error
+	for _, p := range e.components {
+		errs = append(errs, p.exitedEarly())
+	}
+	return errors.Join(errs...)
+}

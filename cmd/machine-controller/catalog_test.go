@@ -49,7 +49,7 @@ func TestCatalog(t *testing.T) {
 	for _, obj := range []ctrlruntimeclient.Object{
 		infraObject("kubevirt.io/v1", "VirtualMachineInstancePreset", ns, "kubermatic-standard", map[string]any{
 			"selector": map[string]any{"matchLabels": map[string]any{"kubevirt.io/flavor": "kubermatic-standard"}},
-			"domain":   map[string]any{"resources": resources},
+			"domain":   map[string]any{"devices": map[string]any{}, "resources": resources},
 		}),
 		infraObject(it, "VirtualMachineInstancetype", ns, "standard-2", map[string]any{
 			"cpu": map[string]any{"guest": int64(2)}, "memory": map[string]any{"guest": "8Gi"}}),

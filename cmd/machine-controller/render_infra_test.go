@@ -15,6 +15,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -56,7 +57,7 @@ func TestRenderWithInfraCluster(t *testing.T) {
 	if err := env.Client.Get(ctx, ctrlruntimeclient.ObjectKey{Name: "render-shared"}, profile); err != nil {
 		t.Fatal(err)
 	}
-	profile.Status.ClaimPropertySets = []cdicorev1beta1.ClaimPropertySet{{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}}}
+	profile.Status.ClaimPropertySets = []cdicorev1beta1.ClaimPropertySet{{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, VolumeMode: ptr.To(corev1.PersistentVolumeFilesystem)}}
 	if err := env.Client.Status().Update(ctx, profile); err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ var builtins = []struct {
 }{
 	{flavors.PresetGVK, "kubermatic-standard", map[string]any{
 		"selector": map[string]any{"matchLabels": map[string]any{"kubevirt.io/flavor": "kubermatic-standard"}},
-		"domain": map[string]any{"resources": map[string]any{
+		"domain": map[string]any{"devices": map[string]any{}, "resources": map[string]any{
 			"requests": map[string]any{"cpu": "2", "memory": "8Gi"},
 			"limits":   map[string]any{"cpu": "2", "memory": "8Gi"},
 		}},
@@ -71,7 +71,8 @@ func isGone(ctx context.Context, c ctrlruntimeclient.Client, gvk schema.GroupVer
 func presetSpec(cpu string) map[string]any {
 	return map[string]any{
 		"selector": map[string]any{"matchLabels": map[string]any{"kubevirt.io/flavor": "custom"}},
-		"domain":   map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": cpu, "memory": "4Gi"}}},
+		"domain": map[string]any{"devices": map[string]any{},
+			"resources": map[string]any{"requests": map[string]any{"cpu": cpu, "memory": "4Gi"}}},
 	}
 }
 

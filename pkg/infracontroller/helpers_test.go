@@ -184,3 +184,14 @@ func withManaged(labels map[string]string) map[string]string {
 func flavorsOff() flavors.Options {
 	return flavors.Options{}
 }
+
+// vmSpec is the spec of a running VM as small as KubeVirt's schema allows.
+func vmSpec() map[string]any {
+	return map[string]any{
+		"runStrategy": "Always",
+		"template": map[string]any{"spec": map[string]any{"domain": map[string]any{
+			"devices":   map[string]any{},
+			"resources": map[string]any{"requests": map[string]any{"memory": "64Mi"}},
+		}}},
+	}
+}

@@ -92,7 +92,7 @@ func TestTenantClusterLeavesNothingBehind(t *testing.T) {
 
 	t.Run("the spec reaches every feature", func(t *testing.T) { checkFullCluster(t, ic, tc) })
 
-	vm := object(tenantcluster.VirtualMachineGVK, "cluster-full", "vm-1", nil, map[string]any{"runStrategy": "Always"})
+	vm := object(tenantcluster.VirtualMachineGVK, "cluster-full", "vm-1", nil, vmSpec())
 	vm.SetFinalizers([]string{holdFinalizer})
 	if err := ic.Create(ctx, vm); err != nil {
 		t.Fatal(err)

@@ -206,7 +206,7 @@ func checkOptions(t *testing.T, c ctrlruntimeclient.Client) {
 func checkDeletion(t *testing.T, c ctrlruntimeclient.Client) {
 	t.Helper()
 	ctx := t.Context()
-	vm := object(tenantcluster.VirtualMachineGVK, "cluster-abc", "vm-1", nil, map[string]any{"runStrategy": "Always"})
+	vm := object(tenantcluster.VirtualMachineGVK, "cluster-abc", "vm-1", nil, vmSpec())
 	vm.SetFinalizers([]string{holdFinalizer})
 	if err := c.Create(ctx, vm); err != nil {
 		t.Fatal(err)

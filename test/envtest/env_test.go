@@ -48,7 +48,7 @@ func checkCRDs(t *testing.T, env *Env) {
 		{gvr("kubevirt.io", "v1", "virtualmachineinstances"), "VirtualMachineInstance", true, []string{"vmi", "vmis"}},
 		{gvr("kubevirt.io", "v1", "virtualmachineinstancepresets"), "VirtualMachineInstancePreset", true, []string{"vmipreset", "vmipresets"}},
 		{gvr("instancetype.kubevirt.io", "v1beta1", "virtualmachineclusterinstancetypes"), "VirtualMachineClusterInstancetype", false, []string{"vmclusterinstancetype", "vmclusterinstancetypes", "vmcf", "vmcfs"}},
-		{gvr("instancetype.kubevirt.io", "v1alpha1", "virtualmachinepreferences"), "VirtualMachinePreference", true, []string{"vmpref", "vmprefs", "vmp", "vmps"}},
+		{gvr("instancetype.kubevirt.io", "v1beta1", "virtualmachinepreferences"), "VirtualMachinePreference", true, []string{"vmpref", "vmprefs", "vmp", "vmps"}},
 		{gvr("cdi.kubevirt.io", "v1beta1", "datavolumes/status"), "DataVolume", true, nil},
 		{gvr("cdi.kubevirt.io", "v1beta1", "storageprofiles"), "StorageProfile", false, nil},
 		{gvr("k8s.cni.cncf.io", "v1", "network-attachment-definitions"), "NetworkAttachmentDefinition", true, []string{"net-attach-def"}},

@@ -16,10 +16,11 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/cert"
 	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,6 +53,54 @@ func WithKubeVirt() Option {
 // virt-handler.
 func WithVirtController() Option {
 	return func(o *options) { o.kubeVirt, o.virtController = true, true }
+}
+
+// kubeVirtComponent is the identity of one of KubeVirt's components.
+func kubeVirtComponent(component, serviceAccount string) identity {
+	return identity{
+		tool: KubeVirtTool, rbacArgs: []string{"rbac", "-component", component, "-namespace", KubeVirtNamespace},
+		namespace: KubeVirtNamespace, name: serviceAccount,
+	}
+}
+
+var (
+	virtControllerIdentity = kubeVirtComponent("controller", "kubevirt-controller")
+	virtHandlerIdentity    = kubeVirtComponent("handler", "kubevirt-handler")
+)
+
+// VirtControllerConfig returns a REST config that acts as virt-controller's
+// ServiceAccount, with the RBAC KubeVirt generates for it, for tests that
+// write what virt-controller writes (a VMI's status among them: KubeVirt's
+// admission drops VMI status changes of anybody but its own components).
+func (e *Env) VirtControllerConfig(ctx context.Context) (*rest.Config, error) {
+	cfg, _, err := e.componentConfig(ctx, virtControllerIdentity, nil)
+	return cfg, err
+}
+
+// VirtHandlerConfig returns a REST config that acts as the virt-handler of
+// node: KubeVirt's RBAC for virt-handler, and a token bound to a virt-handler
+// Pod on the node, so that KubeVirt's node restriction lets it change only
+// the VMIs on that node. The Pod is created when missing; nothing runs it.
+func (e *Env) VirtHandlerConfig(ctx context.Context, node string) (*rest.Config, error) {
+	images, err := chartImages("kubevirt")
+	if err != nil {
+		return nil, err
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: KubeVirtNamespace, Name: "virt-handler-" + node,
+			Labels: map[string]string{kubevirtcorev1.AppLabel: "virt-handler"}},
+		Spec: corev1.PodSpec{
+			NodeName: node, ServiceAccountName: virtHandlerIdentity.name,
+			Containers: []corev1.Container{{Name: "virt-handler", Image: images["handler"]}},
+		},
+	}
+	if err := e.Client.Create(ctx, pod); apierrors.IsAlreadyExists(err) {
+		err = e.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(pod), pod)
+	} else if err != nil {
+		return nil, fmt.Errorf("failed to create the virt-handler Pod of node %s: %w", node, err)
+	}
+	cfg, _, err := e.componentConfig(ctx, virtHandlerIdentity, pod)
+	return cfg, err
 }
 
 // startKubeVirt installs the KubeVirt CR and starts the webhooks and, when
@@ -107,11 +156,7 @@ func (e *Env) installKubeVirtCR(ctx context.Context) error {
 // startKubeVirtWebhooks serves virt-api's admission webhooks and registers
 // them with a CA bundle, then waits until the API server calls them.
 func (e *Env) startKubeVirtWebhooks(ctx context.Context) error {
-	rbac, err := Generate(ctx, KubeVirtTool, "rbac", "-component", "api", "-namespace", KubeVirtNamespace)
-	if err != nil {
-		return err
-	}
-	kubeconfig, err := e.componentKubeconfig(ctx, rbac, KubeVirtNamespace, "kubevirt-apiserver")
+	_, kubeconfig, err := e.componentConfig(ctx, kubeVirtComponent("api", "kubevirt-apiserver"), nil)
 	if err != nil {
 		return err
 	}
@@ -210,17 +255,9 @@ func urlClientConfig(base string, cc admissionregistrationv1.WebhookClientConfig
 // unknown run strategy is refused (validation).
 func (e *Env) waitAdmission(ctx context.Context) error {
 	probe := func(runStrategy kubevirtcorev1.VirtualMachineRunStrategy) *kubevirtcorev1.VirtualMachine {
-		return &kubevirtcorev1.VirtualMachine{
-			ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "admission-probe"},
-			Spec: kubevirtcorev1.VirtualMachineSpec{
-				RunStrategy: ptr.To(runStrategy),
-				Template: &kubevirtcorev1.VirtualMachineInstanceTemplateSpec{Spec: kubevirtcorev1.VirtualMachineInstanceSpec{
-					Domain: kubevirtcorev1.DomainSpec{Resources: kubevirtcorev1.ResourceRequirements{
-						Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
-					}},
-				}},
-			},
-		}
+		vm := NewVM(metav1.NamespaceDefault, "admission-probe")
+		vm.Spec.RunStrategy = ptr.To(runStrategy)
+		return vm
 	}
 	var last string
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
@@ -249,11 +286,7 @@ func (e *Env) waitAdmission(ctx context.Context) error {
 // startVirtController runs virt-controller as its ServiceAccount and waits
 // until it leads.
 func (e *Env) startVirtController(ctx context.Context) error {
-	rbac, err := Generate(ctx, KubeVirtTool, "rbac", "-component", "controller", "-namespace", KubeVirtNamespace)
-	if err != nil {
-		return err
-	}
-	kubeconfig, err := e.componentKubeconfig(ctx, rbac, KubeVirtNamespace, "kubevirt-controller")
+	_, kubeconfig, err := e.componentConfig(ctx, virtControllerIdentity, nil)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 )
 
@@ -69,30 +70,51 @@ func (e *Env) ensureNamespace(ctx context.Context, name string) error {
 	return nil
 }
 
-// componentKubeconfig installs the RBAC an upstream generator gives a
-// component (its ServiceAccount, roles and bindings) and writes a kubeconfig
-// file that acts as that ServiceAccount, so the component runs with exactly
-// the permissions upstream gives it.
-func (e *Env) componentKubeconfig(ctx context.Context, rbac []*unstructured.Unstructured, namespace, serviceAccount string) (string, error) {
-	if err := e.createAll(ctx, rbac); err != nil {
-		return "", err
+// identity is a ServiceAccount of an upstream component with the RBAC its
+// generator gives it.
+type identity struct {
+	tool      string   // the generator
+	rbacArgs  []string // its arguments that print the component's RBAC
+	namespace string
+	name      string // the ServiceAccount
+}
+
+// componentConfig installs id's RBAC (ServiceAccount, roles, bindings; kept
+// when they exist) and returns a REST config and a kubeconfig file acting as
+// the ServiceAccount, so the component runs with exactly the permissions
+// upstream gives it. A token bound to boundPod carries the pod's node in
+// the user's extra info, as the tokens kubelets mount do.
+func (e *Env) componentConfig(ctx context.Context, id identity, boundPod *corev1.Pod) (*rest.Config, string, error) {
+	rbac, err := Generate(ctx, id.tool, id.rbacArgs...)
+	if err != nil {
+		return nil, "", err
 	}
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: serviceAccount}}
+	if err := e.createAll(ctx, rbac); err != nil {
+		return nil, "", err
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: id.namespace, Name: id.name}}
 	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
 		ExpirationSeconds: ptr.To(int64(componentTokenLifetime / time.Second)),
 	}}
+	file := id.name
+	if boundPod != nil {
+		req.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: boundPod.Name, UID: boundPod.UID}
+		file += "-" + boundPod.Name
+	}
 	if err := e.Client.SubResource("token").Create(ctx, sa, req); err != nil {
-		return "", fmt.Errorf("failed to request a token for ServiceAccount %s/%s: %w", namespace, serviceAccount, err)
+		return nil, "", fmt.Errorf("failed to request a token for ServiceAccount %s/%s: %w", id.namespace, id.name, err)
 	}
-	kubeconfig, err := e.TokenKubeconfig(req.Status.Token, namespace)
+	cfg := rest.AnonymousClientConfig(e.Config)
+	cfg.BearerToken = req.Status.Token
+	kubeconfig, err := kubeconfigFor(cfg, id.namespace)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	path := filepath.Join(e.workDir, serviceAccount+".kubeconfig")
+	path := filepath.Join(e.workDir, file+".kubeconfig")
 	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
-		return "", fmt.Errorf("failed to write the kubeconfig of %s: %w", serviceAccount, err)
+		return nil, "", fmt.Errorf("failed to write the kubeconfig of %s: %w", id.name, err)
 	}
-	return path, nil
+	return cfg, path, nil
 }
 
 // startComponent starts an upstream binary as a process of this control

@@ -42,7 +42,7 @@ func Evacuate(ctx context.Context, c ctrlruntimeclient.Client, namespace, name s
 	}
 	base := vmi.DeepCopy()
 	vmi.Status.EvacuationNodeName = vmi.Status.NodeName
-	if err := c.Status().Patch(ctx, vmi, ctrlruntimeclient.MergeFrom(base)); err != nil {
+	if err := c.Patch(ctx, vmi, ctrlruntimeclient.MergeFrom(base)); err != nil {
 		return fmt.Errorf("failed to mark VirtualMachineInstance %s for evacuation: %w", key, err)
 	}
 	return nil
@@ -93,7 +93,7 @@ func (r *reconciler) completeMigrations(ctx context.Context, vm *kubevirtcorev1.
 				MigrationUID: m.UID, SourceNode: source, TargetNode: vmi.Status.NodeName,
 				StartTimestamp: &now, EndTimestamp: &now, Completed: true,
 			}
-			if err := r.client.Status().Update(ctx, vmi); err != nil {
+			if err := r.client.Update(ctx, vmi); err != nil {
 				return fmt.Errorf("failed to move VirtualMachineInstance %s: %w", vmi.Name, err)
 			}
 		}

@@ -40,7 +40,7 @@ func StopVMI(ctx context.Context, c ctrlruntimeclient.Client, namespace, name st
 	base := vmi.DeepCopy()
 	vmi.Status.Phase = kubevirtcorev1.Failed
 	vmi.Status.Interfaces = nil
-	if err := c.Status().Patch(ctx, vmi, ctrlruntimeclient.MergeFrom(base)); err != nil {
+	if err := c.Patch(ctx, vmi, ctrlruntimeclient.MergeFrom(base)); err != nil {
 		return fmt.Errorf("failed to stop VirtualMachineInstance %s: %w", key, err)
 	}
 	return nil

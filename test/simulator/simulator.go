@@ -190,7 +190,7 @@ func (r *reconciler) reconcileVMI(ctx context.Context, vm *kubevirtcorev1.Virtua
 				Name: "default", IP: ip, IPs: []string{ip}, InterfaceName: "eth0",
 			}}
 		}
-		if err := r.client.Status().Update(ctx, vmi); err != nil {
+		if err := r.client.Update(ctx, vmi); err != nil {
 			return 0, fmt.Errorf("failed to update VirtualMachineInstance %s status: %w", vm.Name, err)
 		}
 	}

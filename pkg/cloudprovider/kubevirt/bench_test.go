@@ -18,6 +18,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // The provider calls whose infra requests are counted, in lifecycle order.
@@ -137,7 +138,7 @@ func benchFixture(tb testing.TB) *fixture {
 		unstructuredObject("instancetype.kubevirt.io", "v1beta1", "VirtualMachineClusterInstancetype", "", f.namespace+"-cluster-type"),
 		&cdicorev1beta1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: f.storageClass},
 			Status: cdicorev1beta1.StorageProfileStatus{ClaimPropertySets: []cdicorev1beta1.ClaimPropertySet{
-				{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}},
+				{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, VolumeMode: ptr.To(corev1.PersistentVolumeFilesystem)},
 			}}},
 	)
 	return f

@@ -2,6 +2,7 @@ package kubevirt
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -29,15 +30,39 @@ func playKubeVirt(t *testing.T, f *fixture, v *kubevirtcorev1.VirtualMachine) []
 	owner := metav1.OwnerReference{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Name: v.Name, UID: v.UID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 	owned := metav1.ObjectMeta{Name: v.Name, Namespace: f.namespace, OwnerReferences: []metav1.OwnerReference{owner}}
-	dependents := []ctrlruntimeclient.Object{&kubevirtcorev1.VirtualMachineInstance{ObjectMeta: *owned.DeepCopy()}}
+	vmi := envtest.NewVMI(f.namespace, v.Name)
+	vmi.ObjectMeta = *owned.DeepCopy()
+	dependents := []ctrlruntimeclient.Object{vmi}
 	for _, tmpl := range v.Spec.DataVolumeTemplates {
 		meta := *owned.DeepCopy()
 		meta.Name = tmpl.Name
 		dependents = append(dependents, &cdicorev1beta1.DataVolume{ObjectMeta: meta, Spec: tmpl.Spec})
 	}
 	dependents[1].SetFinalizers([]string{holdFinalizer})
-	f.create(t, dependents...)
+	if err := f.asVirtController(t).Create(t.Context(), vmi); err != nil {
+		t.Fatal(err)
+	}
+	f.create(t, dependents[1:]...)
 	return dependents
+}
+
+// finalizeVMI plays virt-controller once the VMI is being deleted: KubeVirt's
+// admission gives every VMI its foreground finalizer, which virt-controller
+// removes when the guest is gone.
+func finalizeVMI(t *testing.T, f *fixture, vmi ctrlruntimeclient.Object) {
+	t.Helper()
+	c := f.asVirtController(t)
+	eventually(t, "the VMI is being deleted and released", func() (bool, error) {
+		got := &kubevirtcorev1.VirtualMachineInstance{}
+		if err := c.Get(t.Context(), ctrlruntimeclient.ObjectKeyFromObject(vmi), got); err != nil {
+			return apierrors.IsNotFound(err), ctrlruntimeclient.IgnoreNotFound(err)
+		}
+		if got.DeletionTimestamp == nil {
+			return false, nil
+		}
+		got.Finalizers = slices.DeleteFunc(got.Finalizers, func(f string) bool { return f == kubevirtcorev1.VirtualMachineInstanceFinalizer })
+		return false, ctrlruntimeclient.IgnoreNotFound(c.Update(t.Context(), got))
+	})
 }
 
 // holdFinalizer keeps a test object from going away until the test lets it.
@@ -73,6 +98,7 @@ cloudProviderSpec:
 	if err != nil || done {
 		t.Fatalf("first Cleanup: got done=%v, %v; want not done yet", done, err)
 	}
+	finalizeVMI(t, f, dependents[0])
 	// The VM and the Secret go; the held DataVolume keeps Cleanup waiting.
 	eventually(t, "the garbage collector deletes the other dependents", func() (bool, error) {
 		err := f.env.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(dependents[2]), &cdicorev1beta1.DataVolume{})

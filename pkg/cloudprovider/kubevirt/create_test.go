@@ -5,12 +5,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/imagecache"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -51,7 +53,15 @@ func TestCreateMatchesBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	gotVM, gotSecret := f.objects(t, m.Name)
-	if diff := cmp.Diff(want.VirtualMachine.Spec, gotVM.Spec); diff != "" {
+	// The stored VM is Build's as KubeVirt's admission defaults it (machine
+	// type, architecture, a random firmware UUID and serial).
+	defaulted := want.VirtualMachine.DeepCopy()
+	defaulted.Name += "-defaulted"
+	if err := f.env.Client.Create(ctx, defaulted, ctrlruntimeclient.DryRunAll); err != nil {
+		t.Fatalf("KubeVirt refuses the built VM: %v", err)
+	}
+	ignoreFirmwareIDs := cmpopts.IgnoreFields(kubevirtcorev1.Firmware{}, "UUID", "Serial")
+	if diff := cmp.Diff(defaulted.Spec, gotVM.Spec, ignoreFirmwareIDs); diff != "" {
 		t.Errorf("VirtualMachine spec (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(want.VirtualMachine.Labels, gotVM.Labels); diff != "" {
@@ -81,7 +91,7 @@ func TestGetFollowsTheVMI(t *testing.T) {
 	}
 	v, _ := f.objects(t, m.Name)
 
-	vmi := &kubevirtcorev1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: m.Name, Namespace: f.namespace}}
+	vmi := envtest.NewVMI(f.namespace, m.Name)
 	f.create(t, vmi)
 	vmi.Status = kubevirtcorev1.VirtualMachineInstanceStatus{
 		Phase: kubevirtcorev1.Running,
@@ -90,7 +100,9 @@ func TestGetFollowsTheVMI(t *testing.T) {
 			{Name: "storage", IPs: []string{"192.168.7.9/24"}},
 		},
 	}
-	if err := f.env.Client.Status().Update(ctx, vmi); err != nil {
+	// KubeVirt's VMI has no status subresource: its components update it
+	// whole, and KubeVirt's admission drops status changes of anybody else.
+	if err := f.asVirtController(t).Update(ctx, vmi); err != nil {
 		t.Fatalf("failed to set the VMI status: %v", err)
 	}
 

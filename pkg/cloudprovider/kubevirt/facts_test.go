@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -94,7 +95,7 @@ func TestCreateUsesInfraFacts(t *testing.T) {
 	if err := f.env.Client.Get(ctx, objectKey(profile), profile); err != nil {
 		t.Fatal(err)
 	}
-	profile.Status.ClaimPropertySets = []cdicorev1beta1.ClaimPropertySet{{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}}}
+	profile.Status.ClaimPropertySets = []cdicorev1beta1.ClaimPropertySet{{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, VolumeMode: ptr.To(corev1.PersistentVolumeFilesystem)}}
 	if err := f.env.Client.Status().Update(ctx, profile); err != nil {
 		t.Fatal(err)
 	}

@@ -71,6 +71,21 @@ func (f *fixture) create(t testing.TB, objs ...ctrlruntimeclient.Object) {
 	}
 }
 
+// asVirtController returns a client acting as KubeVirt's virt-controller,
+// for writing what KubeVirt writes (a VMI's status).
+func (f *fixture) asVirtController(t testing.TB) ctrlruntimeclient.Client {
+	t.Helper()
+	cfg, err := f.env.VirtControllerConfig(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ctrlruntimeclient.New(cfg, ctrlruntimeclient.Options{Scheme: f.env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // spec returns a providerSpec.value for the fixture's namespace and storage
 // class with explicit storageAccessType, merged with patch (YAML; maps
 // merge, other values replace).

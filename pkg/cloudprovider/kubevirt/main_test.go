@@ -11,7 +11,8 @@ import (
 )
 
 // testEnv is the control plane most tests share as both infra and user
-// cluster, with the garbage collector running; nil when SKIP_ENVTEST=true.
+// cluster, with the garbage collector and KubeVirt's admission running; nil
+// when SKIP_ENVTEST=true.
 var testEnv *envtest.Env
 
 func TestMain(m *testing.M) {
@@ -19,7 +20,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	env, err := envtest.New(context.Background(), envtest.WithControllerManager())
+	env, err := envtest.New(context.Background(), envtest.WithControllerManager(), envtest.WithKubeVirt())
 	switch {
 	case errors.Is(err, envtest.ErrSkipped):
 	case err != nil:

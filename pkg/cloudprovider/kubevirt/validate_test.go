@@ -8,17 +8,34 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// unstructuredObject returns an empty object of a kind without Go type here.
+// unstructuredObject returns an object of a kind without Go type here, with
+// the smallest spec KubeVirt accepts for it.
 func unstructuredObject(group, version, kind, namespace, name string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: version, Kind: kind})
 	u.SetNamespace(namespace)
 	u.SetName(name)
+	if spec, ok := minimalSpecs[kind]; ok {
+		u.Object["spec"] = runtime.DeepCopyJSONValue(spec)
+	}
 	return u
 }
+
+// minimalSpecs are the smallest specs KubeVirt's schemas and admission accept
+// for the kinds a providerSpec references.
+var minimalSpecs = map[string]any{
+	"VirtualMachineInstancePreset":      map[string]any{"selector": map[string]any{}, "domain": map[string]any{"devices": map[string]any{}}},
+	"VirtualMachineInstancetype":        minimalInstancetype,
+	"VirtualMachineClusterInstancetype": minimalInstancetype,
+	"VirtualMachinePreference":          map[string]any{},
+	"VirtualMachineClusterPreference":   map[string]any{},
+}
+
+var minimalInstancetype = map[string]any{"cpu": map[string]any{"guest": int64(1)}, "memory": map[string]any{"guest": "1Gi"}}
 
 // references creates, in the fixture's namespace and cluster-wide, one
 // object of every kind a spec can reference.
@@ -29,7 +46,6 @@ func (f *fixture) references(t testing.TB) {
 	f.create(t,
 		unstructuredObject("kubevirt.io", "v1", "VirtualMachineInstancePreset", ns, "small"),
 		unstructuredObject(it, "v1beta1", "VirtualMachineInstancetype", ns, "ns-type"),
-		unstructuredObject(it, "v1alpha1", "VirtualMachineInstancetype", ns, "alpha-type"),
 		unstructuredObject(it, "v1beta1", "VirtualMachineClusterInstancetype", "", ns+"-cluster-type"),
 		unstructuredObject(it, "v1beta1", "VirtualMachinePreference", ns, "ns-pref"),
 		unstructuredObject(it, "v1beta1", "VirtualMachineClusterPreference", "", ns+"-cluster-pref"),
@@ -64,8 +80,6 @@ cloudProviderSpec:
         extraHeadersSecretRef: headers
         dataVolumeSecretRef: basic-auth
 `},
-		{name: "v1alpha1 instancetype", patch: `
-cloudProviderSpec: {virtualMachine: {instancetype: {name: alpha-type}}}`},
 		{name: "missing preset", patch: `
 cloudProviderSpec: {virtualMachine: {flavor: {name: large}}}`,
 			want: []string{vmPath + `flavor.name: VirtualMachineInstancePreset "large" not found in namespace "` + ns + `"`}},

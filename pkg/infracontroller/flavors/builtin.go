@@ -32,7 +32,10 @@ func StandardPreset() *unstructured.Unstructured {
 		"selector": map[string]any{
 			"matchLabels": map[string]any{"kubevirt.io/flavor": StandardPresetName},
 		},
+		// KubeVirt's schema requires devices, which its Go types always
+		// write; an empty one adds none.
 		"domain": map[string]any{
+			"devices": map[string]any{},
 			"resources": map[string]any{
 				"requests": resources,
 				"limits":   copyMap(resources),

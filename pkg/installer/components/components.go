@@ -108,7 +108,7 @@ func Default() []Component {
 			},
 		},
 		{
-			Name: "cdi", Chart: "cdi", Version: "v1.66.0",
+			Name: "cdi", Chart: "cdi", Version: "v1.65.0",
 			Namespace: "cdi", ManagedNamespace: true, PodSecurity: PodSecurityBaseline,
 			Operator: "cdi-operator",
 			Resource: &Resource{

@@ -242,7 +242,7 @@ func TestWithout(t *testing.T) {
 
 func TestCheckUpgrade(t *testing.T) {
 	kubevirt := components.Component{Name: "kubevirt", Version: "v1.9.0"}
-	cdi := components.Component{Name: "cdi", Version: "v1.66.0"}
+	cdi := components.Component{Name: "cdi", Version: "v1.65.0"}
 	tests := []struct {
 		c         components.Component
 		installed string

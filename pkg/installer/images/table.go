@@ -26,8 +26,8 @@ var table = map[key]func() Set{
 	{component: "kubevirt", version: "v1.9.0"}: func() Set {
 		return KubeVirt("quay.io/kubevirt", "v1.9.0")
 	},
-	{component: "cdi", version: "v1.66.0"}: func() Set {
-		return CDI("quay.io/kubevirt", "v1.66.0")
+	{component: "cdi", version: "v1.65.0"}: func() Set {
+		return CDI("quay.io/kubevirt", "v1.65.0")
 	},
 	// Our own controllers; the registry path is a placeholder until the
 	// images are published.

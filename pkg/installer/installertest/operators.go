@@ -21,6 +21,9 @@ type operator struct {
 	versionField []string // status field the version is reported in
 	finalizer    string
 	webhook      string // ValidatingWebhookConfiguration the operator deploys
+	// statusSubresource tells whether the CRD has a status subresource:
+	// KubeVirt's has, CDI's has not (cdi-operator updates the whole object).
+	statusSubresource bool
 }
 
 // Finalizers of the simulated operators.
@@ -41,6 +44,8 @@ var (
 		versionField: []string{"status", "observedKubeVirtVersion"},
 		finalizer:    KubeVirtFinalizer,
 		webhook:      "virt-api-validator",
+
+		statusSubresource: true,
 	}
 	cdiOperator = operator{
 		gvk:          schema.GroupVersionKind{Group: "cdi.kubevirt.io", Version: "v1beta1", Kind: "CDI"},
@@ -144,6 +149,9 @@ func (s *Simulator) deploy(ctx context.Context, op operator, obj *unstructured.U
 	}
 	if equalStatus(obj, updated) {
 		return nil
+	}
+	if !op.statusSubresource {
+		return s.c.Update(ctx, updated)
 	}
 	return s.c.Status().Update(ctx, updated)
 }

@@ -115,7 +115,7 @@ func TestCollectAndWrite(t *testing.T) {
 		"kubevirt     kubevirt     v1.9.0   v1.8.4     3         failed         no     release is failed",
 		"                                                                              installed v1.8.4, pinned v1.9.0: run upgrade",
 		"                                                                              KubeVirt kubevirt/kubevirt: Available is False (DeploymentInProgress): virt-handler is not ready",
-		"cdi          cdi          v1.66.0  -          -         not installed  no     not installed",
+		"cdi          cdi          v1.65.0  -          -         not installed  no     not installed",
 		"",
 	}, "\n")
 	if diff := cmp.Diff(want, out.String()); diff != "" {

@@ -4,8 +4,8 @@
 //
 //	kubevirt-upstream crds                    the CRDs of KubeVirt's install strategy and the KubeVirt CRD
 //	kubevirt-upstream operator -namespace NS  virt-operator's ServiceAccount, RBAC and Deployment
-//	kubevirt-upstream rbac -component api|controller -namespace NS
-//	                                          virt-api's or virt-controller's ServiceAccount, roles and bindings
+//	kubevirt-upstream rbac -component api|controller|handler -namespace NS
+//	                                          a component's ServiceAccount, roles and bindings
 //	kubevirt-upstream webhook-configurations -namespace NS
 //	                                          virt-api's admission webhook configurations
 //	kubevirt-upstream webhooks -kubeconfig F -namespace NS -listen ADDR -tls-cert F -tls-key F
@@ -27,7 +27,7 @@ type command struct {
 var commands = map[string]command{
 	"crds":                   {runCRDs, "print the KubeVirt CRDs"},
 	"operator":               {runOperator, "print virt-operator's ServiceAccount, RBAC and Deployment"},
-	"rbac":                   {runRBAC, "print virt-api's or virt-controller's ServiceAccount, roles and bindings"},
+	"rbac":                   {runRBAC, "print virt-api's, virt-controller's or virt-handler's ServiceAccount, roles and bindings"},
 	"webhook-configurations": {runWebhookConfigurations, "print virt-api's admission webhook configurations"},
 	"webhooks":               {runWebhooks, "serve virt-api's admission webhooks"},
 }

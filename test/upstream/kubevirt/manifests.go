@@ -89,7 +89,8 @@ func runOperator(args []string) error {
 // componentRBAC are the RBAC generators of the components whose code runs in
 // the tests, by the name -component takes.
 var componentRBAC = map[string]func(namespace string) []runtime.Object{
-	"api": rbac.GetAllApiServer,
+	"api":     rbac.GetAllApiServer,
+	"handler": rbac.GetAllHandler,
 	"controller": func(namespace string) []runtime.Object {
 		// The NetworkAttachmentDefinition rules are left out only when an
 		// external component injects networks, which nothing here does.
@@ -100,13 +101,13 @@ var componentRBAC = map[string]func(namespace string) []runtime.Object{
 func runRBAC(args []string) error {
 	fs := flag.NewFlagSet("rbac", flag.ContinueOnError)
 	namespace := fs.String("namespace", "kubevirt", "the namespace KubeVirt runs in")
-	component := fs.String("component", "", "api (virt-api) or controller (virt-controller)")
+	component := fs.String("component", "", "api (virt-api), controller (virt-controller) or handler (virt-handler)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	gen, ok := componentRBAC[*component]
 	if !ok {
-		return fmt.Errorf("unknown -component %q: want api or controller", *component)
+		return fmt.Errorf("unknown -component %q: want api, controller or handler", *component)
 	}
 	var objs []any
 	for _, obj := range gen(*namespace) {

@@ -96,7 +96,7 @@ func TestReaderServesFromCache(t *testing.T) {
 		t.Errorf("Get made %d requests, want none", got)
 	}
 
-	vm := &kubevirtcorev1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "vm", Namespace: ns}}
+	vm := envtest.NewVM(ns, "vm")
 	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-sc"}, Provisioner: "example.com/x"}
 	for _, obj := range []ctrlruntimeclient.Object{vm, sc} {
 		if err := env.Client.Create(ctx, obj); err != nil {
@@ -139,7 +139,7 @@ func TestReaderOtherNamespaceReadsDirectly(t *testing.T) {
 	env := sharedEnv(t)
 	ctx := t.Context()
 	home, other := env.CreateNamespace(t, "home"), env.CreateNamespace(t, "other")
-	vm := &kubevirtcorev1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "vm", Namespace: other}}
+	vm := envtest.NewVM(other, "vm")
 	if err := env.Client.Create(ctx, vm); err != nil {
 		t.Fatal(err)
 	}

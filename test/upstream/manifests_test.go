@@ -1,0 +1,186 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite the generated files from the upstream generators")
+
+// header starts every generated file.
+const header = "# Generated from %s's own code by test/upstream (go test ./test/upstream -update). Do not edit.\n"
+
+// generated is what one upstream generator run produced.
+type generated []*unstructured.Unstructured
+
+// generate runs an upstream tool and decodes the List it prints.
+func generate(t *testing.T, tool string, args ...string) generated {
+	t.Helper()
+	// A cold build of the tools takes minutes.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Minute)
+	defer cancel()
+	dir, err := envtest.UpstreamDir(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, filepath.Join(dir, tool), args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v: %s", tool, strings.Join(args, " "), err, stderr.String())
+	}
+	var list struct {
+		Items []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &list); err != nil {
+		t.Fatalf("%s printed no List: %v", tool, err)
+	}
+	out := make(generated, 0, len(list.Items))
+	for _, item := range list.Items {
+		out = append(out, &unstructured.Unstructured{Object: item})
+	}
+	return out
+}
+
+// kinds keeps the objects of the given kinds.
+func (g generated) kinds(kinds ...string) generated {
+	var out generated
+	for _, obj := range g {
+		if slices.Contains(kinds, obj.GetKind()) {
+			out = append(out, obj)
+		}
+	}
+	return out
+}
+
+// named keeps the objects of the given names.
+func (g generated) named(names ...string) generated {
+	var out generated
+	for _, obj := range g {
+		if slices.Contains(names, obj.GetName()) {
+			out = append(out, obj)
+		}
+	}
+	return out
+}
+
+// byGroup splits CRDs by their API group.
+func (g generated) byGroup() map[string]generated {
+	out := map[string]generated{}
+	for _, crd := range g {
+		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+		out[group] = append(out[group], crd)
+	}
+	return out
+}
+
+// yamlStream renders objs as a YAML stream under the header naming source.
+func yamlStream(t *testing.T, source string, objs generated) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, header, source)
+	for _, obj := range objs {
+		doc, err := yaml.Marshal(obj.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.WriteString("---\n")
+		buf.Write(doc)
+	}
+	return buf.Bytes()
+}
+
+// repoFile is a path relative to the repository root (this package is two
+// directories below it).
+func repoFile(path string) string {
+	return filepath.Join("..", "..", filepath.FromSlash(path))
+}
+
+// checkFiles compares each file with its generated content, or writes it
+// with -update.
+func checkFiles(t *testing.T, files map[string][]byte) {
+	t.Helper()
+	for path, want := range files {
+		if *update {
+			if err := os.WriteFile(repoFile(path), want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(repoFile(path))
+		if err != nil {
+			t.Errorf("%v (run go test ./test/upstream -update)", err)
+			continue
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from what the upstream generator produces (run go test ./test/upstream -update):\n%s",
+				path, firstLines(cmp.Diff(string(want), string(got)), 40))
+		}
+	}
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], fmt.Sprintf("... (%d more lines)", len(lines)-n))
+	}
+	return strings.Join(lines, "\n")
+}
+
+const (
+	kubeVirt = "KubeVirt v1.9.0"
+	cdi      = "CDI v1.65.0"
+)
+
+// TestCRDs keeps the CRDs of test/crds (one file per API group) and of the
+// kubevirt and cdi charts (the operators' own CRDs; the operators install the
+// others) equal to what KubeVirt's and CDI's generators produce.
+func TestCRDs(t *testing.T) {
+	files := map[string][]byte{}
+	for source, crds := range map[string]generated{
+		kubeVirt: generate(t, envtest.KubeVirtTool, "crds"),
+		cdi:      generate(t, envtest.CDITool, "crds"),
+	} {
+		for group, objs := range crds.byGroup() {
+			files["test/crds/"+group+".yaml"] = yamlStream(t, source, objs)
+		}
+		if source == kubeVirt {
+			files["charts/kubevirt/crds/kubevirts.kubevirt.io.yaml"] = yamlStream(t, source, crds.named("kubevirts.kubevirt.io"))
+		} else {
+			files["charts/cdi/crds/cdis.cdi.kubevirt.io.yaml"] = yamlStream(t, source, crds.named("cdis.cdi.kubevirt.io"))
+		}
+	}
+	if got := len(files); got != 13 {
+		t.Errorf("the generators produced %d files, want 13 (new API groups? update test/crds/README.md)", got)
+	}
+	checkFiles(t, files)
+}
+
+// TestOperatorRBAC keeps the rules of the virt-operator and cdi-operator
+// roles in the charts equal to what the generators produce: an operator may
+// create its operands' roles only with permissions it holds itself.
+func TestOperatorRBAC(t *testing.T) {
+	checkFiles(t, map[string][]byte{
+		"charts/kubevirt/files/rbac/operator.yaml": yamlStream(t, kubeVirt,
+			generate(t, envtest.KubeVirtTool, "operator").kinds("ClusterRole", "Role")),
+		"charts/cdi/files/rbac/operator.yaml": yamlStream(t, cdi,
+			generate(t, envtest.CDITool, "operator").kinds("ClusterRole", "Role")),
+	})
+}

@@ -43,7 +43,8 @@ func mustRender(t *testing.T, chart string, values map[string]any) map[string]*u
 }
 
 func TestKubeVirtResource(t *testing.T) {
-	seed002 := []any{"DataVolumes", "LiveMigration", "CPUManager", "CPUNodeDiscovery", "Sidecar", "Snapshot", "HotplugVolumes"}
+	// KKP's documented gate set, and HostDevices for GPU and device passthrough.
+	defaultGates := []any{"ExperimentalIgnitionSupport", "DataVolumes", "LiveMigration", "CPUManager", "CPUNodeDiscovery", "Sidecar", "Snapshot", "HotplugVolumes", "HostDevices"}
 	tests := []struct {
 		name   string
 		values map[string]any
@@ -52,7 +53,7 @@ func TestKubeVirtResource(t *testing.T) {
 		{
 			name: "defaults carry the KKP feature gates and no emulation",
 			want: map[string]any{
-				"spec.configuration.developerConfiguration.featureGates": seed002,
+				"spec.configuration.developerConfiguration.featureGates": defaultGates,
 				"spec.configuration.developerConfiguration.useEmulation": nil,
 				"spec.imagePullPolicy":   "IfNotPresent",
 				"spec.uninstallStrategy": "BlockUninstallIfWorkloadsExist",
@@ -96,10 +97,19 @@ func TestKubeVirtResource(t *testing.T) {
 				},
 			},
 			want: map[string]any{
-				"spec.configuration.developerConfiguration.featureGates":         append(append([]any{}, seed002...), "VMExport"),
+				"spec.configuration.developerConfiguration.featureGates":         append(append([]any{}, defaultGates...), "VMExport"),
 				"spec.configuration.developerConfiguration.disabledFeatureGates": []any{"ImageVolume"},
 				"spec.configuration.developerConfiguration.cpuAllocationRatio":   float64(4),
 				"spec.configuration.vmStateStorageClass":                         "fast",
+			},
+		},
+		{
+			name: "permitted host devices",
+			values: map[string]any{"permittedHostDevices": map[string]any{
+				"pciHostDevices": []any{map[string]any{"pciVendorSelector": "10DE:1EB8", "resourceName": "nvidia.com/TU104GL_Tesla_T4"}},
+			}},
+			want: map[string]any{
+				"spec.configuration.permittedHostDevices.pciHostDevices": []any{map[string]any{"pciVendorSelector": "10DE:1EB8", "resourceName": "nvidia.com/TU104GL_Tesla_T4"}},
 			},
 		},
 	}

@@ -36,9 +36,10 @@ func kubeconfigFile(t *testing.T, env *envtest.Env, ns string) string {
 
 // TestRenderWithInfraCluster looks facts up on a real API server: the
 // StorageProfile's access mode, the instancetype's kind and the namespace of
-// the kubeconfig's context, and proves that nothing is written there.
+// the kubeconfig's context, proves that nothing is written there and that
+// KubeVirt's admission accepts the VM.
 func TestRenderWithInfraCluster(t *testing.T) {
-	env := envtest.Start(t)
+	env := envtest.Start(t, envtest.WithKubeVirt())
 	ctx := t.Context()
 	ns := env.CreateNamespace(t, "cluster-render")
 	path := kubeconfigFile(t, env, ns)
@@ -80,6 +81,7 @@ func TestRenderWithInfraCluster(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
+	t.Run("KubeVirt admits the rendered VM", func(t *testing.T) { admitRendered(t, env, got) })
 	vms := &unstructured.UnstructuredList{}
 	vms.SetAPIVersion("kubevirt.io/v1")
 	vms.SetKind("VirtualMachineList")

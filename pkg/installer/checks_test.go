@@ -77,7 +77,7 @@ func checkInstalledObjects(t *testing.T, c ctrlruntimeclient.Client) {
 		t.Errorf("CRD labels %v", crd.Labels)
 	}
 	gates, _, _ := unstructured.NestedStringSlice(kubeVirtResource(t, c).Object, "spec", "configuration", "developerConfiguration", "featureGates")
-	want := []string{"DataVolumes", "LiveMigration", "CPUManager", "CPUNodeDiscovery", "Sidecar", "Snapshot", "HotplugVolumes"}
+	want := []string{"ExperimentalIgnitionSupport", "DataVolumes", "LiveMigration", "CPUManager", "CPUNodeDiscovery", "Sidecar", "Snapshot", "HotplugVolumes", "HostDevices"}
 	if diff := cmp.Diff(want, gates); diff != "" {
 		t.Errorf("feature gates (-want +got):\n%s", diff)
 	}

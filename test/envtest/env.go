@@ -43,14 +43,14 @@ type Env struct {
 	// KubeconfigPath is a file holding KubeconfigBytes.
 	KubeconfigPath string
 
-	env      *crenvtest.Environment
-	kcm      *process
+	env *crenvtest.Environment
+	kcm *process
 	// components are the upstream programs (webhooks, controllers) running
 	// beside the API server.
 	components []*process
-	workDir  string
-	stopOnce sync.Once
-	stopErr  error
+	workDir    string
+	stopOnce   sync.Once
+	stopErr    error
 }
 
 // Option configures Start and New.

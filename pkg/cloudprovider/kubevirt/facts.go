@@ -117,10 +117,11 @@ func (in *inspector) flavor(ctx context.Context) error {
 	return nil
 }
 
-// instancetype finds the kind of virtualMachine.instancetype.
+// instancetype finds the kind of virtualMachine.instancetype; there is
+// nothing to find when KubeVirt infers it from a volume.
 func (in *inspector) instancetype(ctx context.Context) error {
 	m := in.settings.Instancetype
-	if m == nil {
+	if m == nil || m.InferFromVolume != "" {
 		return nil
 	}
 	kind, err := in.findKind(ctx, instancetypeKinds, m.Kind, m.Name, specPath.Child("virtualMachine", "instancetype", "name"))
@@ -128,10 +129,11 @@ func (in *inspector) instancetype(ctx context.Context) error {
 	return err
 }
 
-// preference finds the kind of virtualMachine.preference.
+// preference finds the kind of virtualMachine.preference; there is nothing
+// to find when KubeVirt infers it from a volume.
 func (in *inspector) preference(ctx context.Context) error {
 	m := in.settings.Preference
-	if m == nil {
+	if m == nil || m.InferFromVolume != "" {
 		return nil
 	}
 	kind, err := in.findKind(ctx, preferenceKinds, m.Kind, m.Name, specPath.Child("virtualMachine", "preference", "name"))

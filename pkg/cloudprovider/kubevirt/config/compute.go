@@ -19,15 +19,19 @@ func (rs *resolution) virtualMachine(s *Settings, vm *VirtualMachine) {
 	p := specPath.Child("virtualMachine")
 	rs.flavor(s, p.Child("flavor"), vm.Flavor)
 	if vm.Instancetype != nil {
-		rs.matcher(p.Child("instancetype"), vm.Instancetype.Name, vm.Instancetype.Kind, instancetypeKinds)
 		s.Instancetype = vm.Instancetype.DeepCopy()
 	}
 	if vm.Preference != nil {
-		rs.matcher(p.Child("preference"), vm.Preference.Name, vm.Preference.Kind, preferenceKinds)
 		s.Preference = vm.Preference.DeepCopy()
 	}
 	rs.resources(s, p.Child("template"), &vm.Template, vm.Instancetype != nil, s.Flavor != "")
 	rs.disks(s, p.Child("template"), &vm.Template)
+	if m := vm.Instancetype; m != nil {
+		rs.matcher(s, p.Child("instancetype"), matcherOf(m.Name, m.Kind, m.InferFromVolume, m.InferFromVolumeFailurePolicy), instancetypeKinds)
+	}
+	if m := vm.Preference; m != nil {
+		rs.matcher(s, p.Child("preference"), matcherOf(m.Name, m.Kind, m.InferFromVolume, m.InferFromVolumeFailurePolicy), preferenceKinds)
+	}
 	rs.devices(s, p.Child("template"), &vm.Template)
 	rs.dns(s, p, vm)
 	rs.location(s, p.Child("location"), vm.Location)
@@ -53,18 +57,60 @@ func (rs *resolution) flavor(s *Settings, p *field.Path, f Flavor) {
 	}
 }
 
-// matcher checks an instancetype or preference matcher. Its other fields
-// (revisionName, inferFromVolume, inferFromVolumeFailurePolicy) are passed
-// on untouched.
-func (rs *resolution) matcher(p *field.Path, name, kind string, kinds []string) {
-	if name == "" {
-		rs.add(field.Required(p.Child("name"), ""))
-	} else {
-		rs.dnsSubdomain(p.Child("name"), name)
+// matcherFields are the fields an instancetype and a preference matcher
+// share.
+type matcherFields struct {
+	name, kind, inferFromVolume string
+	failurePolicy               *kubevirtcorev1.InferFromVolumeFailurePolicy
+}
+
+func matcherOf(name, kind, infer string, policy *kubevirtcorev1.InferFromVolumeFailurePolicy) matcherFields {
+	return matcherFields{name: name, kind: kind, inferFromVolume: infer, failurePolicy: policy}
+}
+
+// inferencePolicies are the values of inferFromVolumeFailurePolicy.
+var inferencePolicies = []string{string(kubevirtcorev1.IgnoreInferFromVolumeFailure), string(kubevirtcorev1.RejectInferFromVolumeFailure)}
+
+// matcher checks an instancetype or preference matcher as KubeVirt's
+// admission does: a name (with an optional kind), or inferFromVolume naming
+// one of the VM's disk volumes, from whose source KubeVirt infers it; never
+// both. revisionName is passed on untouched.
+func (rs *resolution) matcher(s *Settings, p *field.Path, m matcherFields, kinds []string) {
+	switch {
+	case m.inferFromVolume != "" && m.name != "":
+		rs.add(field.Forbidden(p.Child("inferFromVolume"), "may not be set together with name: KubeVirt infers the name from the volume"))
+	case m.inferFromVolume != "" && m.kind != "":
+		rs.add(field.Forbidden(p.Child("inferFromVolume"), "may not be set together with kind: KubeVirt infers the kind from the volume"))
+	case m.inferFromVolume != "":
+		if volumes := diskVolumes(s); !containsValue(volumes, m.inferFromVolume) {
+			rs.add(field.NotSupported(p.Child("inferFromVolume"), m.inferFromVolume, volumes))
+		}
+	case m.name == "":
+		rs.add(field.Required(p.Child("name"), "or inferFromVolume"))
+	default:
+		rs.dnsSubdomain(p.Child("name"), m.name)
 	}
-	if kind != "" && !containsValue(kinds, kind) {
-		rs.add(field.NotSupported(p.Child("kind"), kind, kinds))
+	if m.kind != "" && !containsValue(kinds, m.kind) {
+		rs.add(field.NotSupported(p.Child("kind"), m.kind, kinds))
 	}
+	if m.failurePolicy != nil {
+		policyPath := p.Child("inferFromVolumeFailurePolicy")
+		if !containsValue(inferencePolicies, string(*m.failurePolicy)) {
+			rs.add(field.NotSupported(policyPath, *m.failurePolicy, inferencePolicies))
+		} else if m.inferFromVolume == "" {
+			rs.warn("%s is ignored without inferFromVolume", policyPath)
+		}
+	}
+}
+
+// diskVolumes are the names of the VM's volumes backed by DataVolumes: the
+// primary disk's and the secondary disks'.
+func diskVolumes(s *Settings) []string {
+	names := []string{PrimaryDiskVolumeName}
+	for _, d := range s.SecondaryDisks {
+		names = append(names, d.Name)
+	}
+	return names
 }
 
 // resources resolves the CPU and memory of the VM. An instancetype sets

@@ -19,7 +19,7 @@ var (
 	pullMethods      = []string{"node", "pod"}
 	registrySchemes  = []string{"docker://", "oci-archive://"}
 	// reservedDiskNames are the VM disk names the provider uses itself.
-	reservedDiskNames = []string{RootDiskName, "datavolumedisk", "cloudinitdisk"}
+	reservedDiskNames = []string{RootDiskName, PrimaryDiskVolumeName, "cloudinitdisk"}
 )
 
 // disks resolves the primary and secondary disks.

@@ -276,6 +276,28 @@ func tuningCases(testing.TB) []invalidCase {
 			want:  msg(pVM + `.tuning.cpu.dedicatedCpuPlacement: Invalid value: true: needs a whole number of CPUs, but virtualMachine.template.cpus is 1500m`),
 		},
 		{
+			name:  "dedicated CPUs other than the topology's vCPUs",
+			patch: `{cloudProviderSpec: {virtualMachine: {template: {cpus: "2"}, tuning: {cpu: {cores: 2, sockets: 2, threads: 1, dedicatedCpuPlacement: true}}}}}`,
+			want:  msg(pT + `.cpus: Invalid value: "2": must equal the vCPUs of tuning.cpu (cores × sockets × threads = 4) with dedicatedCpuPlacement: each vCPU is pinned to a host CPU`),
+		},
+		{
+			name:  "dedicated CPUs with three threads per core",
+			patch: `{cloudProviderSpec: {virtualMachine: {template: {cpus: "3"}, tuning: {cpu: {cores: 1, threads: 3, dedicatedCpuPlacement: true}}}}}`,
+			want:  msg(pVM + `.tuning.cpu.threads: Invalid value: 3: must be at most 2 with dedicatedCpuPlacement`),
+		},
+		{
+			name:  "dedicated CPUs sized by nothing",
+			patch: `{cloudProviderSpec: {virtualMachine: {flavor: {name: small}, template: {cpus: null, memory: null}, tuning: {cpu: {dedicatedCpuPlacement: true}}}}}`,
+			want:  msg(pT + `.cpus: Required value: a whole number of CPUs, or tuning.cpu cores, with dedicatedCpuPlacement`),
+		},
+		{
+			name:  "CPU topology and guest memory with an instancetype",
+			patch: `{cloudProviderSpec: {virtualMachine: {instancetype: {name: u1.medium}, template: {cpus: null, memory: null}, tuning: {cpu: {cores: 2, threads: 1}, memory: {guest: 1Gi}}}}}`,
+			want: msg(pVM+`.tuning.cpu.cores: Forbidden: the instancetype sets the CPU topology`,
+				pVM+`.tuning.cpu.threads: Forbidden: the instancetype sets the CPU topology`,
+				pVM+`.tuning.memory.guest: Forbidden: the instancetype sets the guest memory`),
+		},
+		{
 			name:  "CPU cores disagree with vcpus",
 			patch: `{cloudProviderSpec: {virtualMachine: {template: {cpus: null, vcpus: {cores: 4}}, tuning: {cpu: {cores: 2}}}}}`,
 			want:  msg(pVM + `.tuning.cpu.cores: Invalid value: 2: must equal virtualMachine.template.vcpus.cores (4) when both are set`),

@@ -279,7 +279,27 @@ func computeCases(testing.TB) []invalidCase {
 		{
 			name:  "instancetype without name",
 			patch: `{cloudProviderSpec: {virtualMachine: {instancetype: {kind: VirtualMachineInstancetype}}}}`,
-			want:  msg(pVM + `.instancetype.name: Required value`),
+			want:  msg(pVM + `.instancetype.name: Required value: or inferFromVolume`),
+		},
+		{
+			name:  "instancetype named and inferred",
+			patch: `{cloudProviderSpec: {virtualMachine: {instancetype: {name: u1.medium, inferFromVolume: datavolumedisk}}}}`,
+			want:  msg(pVM + `.instancetype.inferFromVolume: Forbidden: may not be set together with name: KubeVirt infers the name from the volume`),
+		},
+		{
+			name:  "preference of a kind and inferred",
+			patch: `{cloudProviderSpec: {virtualMachine: {preference: {kind: VirtualMachinePreference, inferFromVolume: datavolumedisk}}}}`,
+			want:  msg(pVM + `.preference.inferFromVolume: Forbidden: may not be set together with kind: KubeVirt infers the kind from the volume`),
+		},
+		{
+			name:  "instancetype inferred from a volume the VM has not",
+			patch: `{cloudProviderSpec: {virtualMachine: {instancetype: {inferFromVolume: root-disk}}}}`,
+			want:  msg(pVM + `.instancetype.inferFromVolume: Unsupported value: "root-disk": supported values: "datavolumedisk"`),
+		},
+		{
+			name:  "unknown inference failure policy",
+			patch: `{cloudProviderSpec: {virtualMachine: {preference: {inferFromVolume: datavolumedisk, inferFromVolumeFailurePolicy: Skip}}}}`,
+			want:  msg(pVM + `.preference.inferFromVolumeFailurePolicy: Unsupported value: "Skip": supported values: "Ignore", "Reject"`),
 		},
 		{
 			name:  "instancetype of a preference kind",

@@ -53,13 +53,70 @@ func (rs *resolution) cpuTuning(s *Settings, p *field.Path, c *CPUTuning) {
 			rs.add(field.Required(p.Child("features").Index(i), "a CPU feature name such as pcid"))
 		}
 	}
-	if c.DedicatedCPUPlacement && s.CPUs != nil && s.CPUs.MilliValue()%1000 != 0 {
-		rs.add(field.Invalid(p.Child("dedicatedCpuPlacement"), true,
-			fmt.Sprintf("needs a whole number of CPUs, but virtualMachine.template.cpus is %s", s.CPUs)))
+	if s.Instancetype != nil {
+		// KubeVirt refuses a VM whose template sets what its instancetype
+		// sets.
+		for _, f := range []struct {
+			name  string
+			value uint32
+		}{{"cores", c.Cores}, {"sockets", c.Sockets}, {"threads", c.Threads}} {
+			if f.value != 0 {
+				rs.add(field.Forbidden(p.Child(f.name), "the instancetype sets the CPU topology"))
+			}
+		}
+	} else if c.DedicatedCPUPlacement {
+		rs.dedicatedCPUs(s, p, c)
 	}
 	if c.IsolateEmulatorThread && !c.DedicatedCPUPlacement {
 		rs.add(field.Invalid(p.Child("isolateEmulatorThread"), true, "requires dedicatedCpuPlacement: true"))
 	}
+}
+
+// maxDedicatedThreads is the most threads per core KubeVirt pins.
+const maxDedicatedThreads = 2
+
+// dedicatedCPUs checks what KubeVirt requires of a VM whose vCPUs each get a
+// host CPU of their own: a whole number of CPUs requested, equal to the
+// vCPUs of the topology when both are given, and at most two threads per
+// core.
+func (rs *resolution) dedicatedCPUs(s *Settings, p *field.Path, c *CPUTuning) {
+	cpusPath := specPath.Child("virtualMachine", "template", "cpus")
+	if c.Threads > maxDedicatedThreads {
+		rs.add(field.Invalid(p.Child("threads"), int64(c.Threads),
+			fmt.Sprintf("must be at most %d with dedicatedCpuPlacement", maxDedicatedThreads)))
+	}
+	vCPUs := topologyVCPUs(s, c)
+	switch {
+	case s.CPUs != nil && s.CPUs.MilliValue()%1000 != 0:
+		rs.add(field.Invalid(p.Child("dedicatedCpuPlacement"), true,
+			fmt.Sprintf("needs a whole number of CPUs, but virtualMachine.template.cpus is %s", s.CPUs)))
+	case s.CPUs != nil && vCPUs != 0 && s.CPUs.Value() != vCPUs:
+		rs.add(field.Invalid(cpusPath, s.CPUs.String(), fmt.Sprintf(
+			"must equal the vCPUs of tuning.cpu (cores × sockets × threads = %d) with dedicatedCpuPlacement: each vCPU is pinned to a host CPU", vCPUs)))
+	case s.CPUs == nil && vCPUs == 0:
+		rs.add(field.Required(cpusPath, "a whole number of CPUs, or tuning.cpu cores, with dedicatedCpuPlacement"))
+	}
+}
+
+// topologyVCPUs returns the vCPUs of the guest's CPU topology as KubeVirt
+// counts them (cores, sockets and threads that are set, multiplied), 0 when
+// no topology is set.
+func topologyVCPUs(s *Settings, c *CPUTuning) int64 {
+	cores := int64(c.Cores)
+	if cores == 0 {
+		cores = int64(s.VCPUCores)
+	}
+	var vCPUs int64
+	for _, f := range []int64{cores, int64(c.Sockets), int64(c.Threads)} {
+		switch {
+		case f == 0:
+		case vCPUs == 0:
+			vCPUs = f
+		default:
+			vCPUs *= f
+		}
+	}
+	return vCPUs
 }
 
 func (rs *resolution) memoryTuning(s *Settings, p *field.Path, m *MemoryTuning) {
@@ -78,6 +135,10 @@ func (rs *resolution) memoryTuning(s *Settings, p *field.Path, m *MemoryTuning) 
 		return
 	}
 	guestPath := p.Child("guest")
+	if s.Instancetype != nil {
+		rs.add(field.Forbidden(guestPath, "the instancetype sets the guest memory"))
+		return
+	}
 	guest := rs.positiveQuantity(guestPath, m.Guest, "1Gi")
 	if guest != nil && s.Memory != nil && guest.Cmp(*s.Memory) > 0 {
 		rs.add(field.Invalid(guestPath, m.Guest, fmt.Sprintf("must not exceed virtualMachine.template.memory (%s)", s.Memory)))

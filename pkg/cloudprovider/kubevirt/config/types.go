@@ -263,3 +263,7 @@ type DiskBus struct {
 // RootDiskName is the name under which tuning.devices.disks addresses the
 // primary disk.
 const RootDiskName = "root-disk"
+
+// PrimaryDiskVolumeName is the name of the primary disk's disk and volume in
+// the VirtualMachine (what instancetype.inferFromVolume names).
+const PrimaryDiskVolumeName = "datavolumedisk"

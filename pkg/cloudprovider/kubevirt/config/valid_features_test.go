@@ -151,6 +151,17 @@ func featureCases(testing.TB) []validCase {
 				policy := kubevirtcorev1.IgnoreInferFromVolumeFailure
 				s.Instancetype = &kubevirtcorev1.InstancetypeMatcher{Name: "u1.medium", RevisionName: "r1", InferFromVolumeFailurePolicy: &policy}
 				s.CPUs, s.Memory = nil, nil
+				s.Warnings = []string{pVM + ".instancetype.inferFromVolumeFailurePolicy is ignored without inferFromVolume"}
+			},
+		},
+		{
+			name:  "instancetype and preference inferred from the primary disk",
+			patch: `{cloudProviderSpec: {virtualMachine: {instancetype: {inferFromVolume: datavolumedisk, inferFromVolumeFailurePolicy: Reject}, preference: {inferFromVolume: datavolumedisk}, template: {cpus: null, memory: null}}}}`,
+			want: func(s *Settings) {
+				policy := kubevirtcorev1.RejectInferFromVolumeFailure
+				s.Instancetype = &kubevirtcorev1.InstancetypeMatcher{InferFromVolume: "datavolumedisk", InferFromVolumeFailurePolicy: &policy}
+				s.Preference = &kubevirtcorev1.PreferenceMatcher{InferFromVolume: "datavolumedisk"}
+				s.CPUs, s.Memory = nil, nil
 			},
 		},
 	}

@@ -8,6 +8,8 @@ import (
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -28,7 +30,7 @@ const (
 	UserDataSecretKey = "userdata"
 
 	// RootDiskName names the OS disk and its volume in the VM template.
-	RootDiskName = "datavolumedisk"
+	RootDiskName = config.PrimaryDiskVolumeName
 	// CloudInitDiskName names the cloud-init disk and its volume.
 	CloudInitDiskName = "cloudinitdisk"
 	// DefaultNetworkName names the primary network and its interface.

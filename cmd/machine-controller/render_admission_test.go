@@ -1,0 +1,98 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	kubevirtcorev1 "kubevirt.io/api/core/v1"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// renderedVMs decodes the VirtualMachines of render's output, a YAML stream
+// or a JSON List.
+func renderedVMs(t *testing.T, output string) []*kubevirtcorev1.VirtualMachine {
+	t.Helper()
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(output), 4096)
+	var vms []*kubevirtcorev1.VirtualMachine
+	for {
+		var doc struct {
+			Kind  string                 `json:"kind"`
+			Items []runtime.RawExtension `json:"items"`
+		}
+		var raw runtime.RawExtension
+		if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
+			return vms
+		} else if err != nil {
+			t.Fatalf("failed to decode render's output: %v", err)
+		}
+		if len(raw.Raw) == 0 {
+			continue
+		}
+		if err := utilyaml.Unmarshal(raw.Raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		objs := []runtime.RawExtension{raw}
+		if doc.Kind == "List" {
+			objs = doc.Items
+		}
+		for _, obj := range objs {
+			vm := &kubevirtcorev1.VirtualMachine{}
+			if err := utilyaml.Unmarshal(obj.Raw, vm); err != nil {
+				t.Fatal(err)
+			}
+			if vm.Kind == "VirtualMachine" {
+				vms = append(vms, vm)
+			}
+		}
+	}
+}
+
+// admitRendered submits every VM of render's output to KubeVirt's admission.
+func admitRendered(t *testing.T, env *envtest.Env, output string) {
+	t.Helper()
+	vms := renderedVMs(t, output)
+	if len(vms) == 0 {
+		t.Fatal("render printed no VirtualMachine")
+	}
+	for _, vm := range vms {
+		if err := env.AdmitVM(t.Context(), vm); err != nil {
+			t.Errorf("KubeVirt refuses VM %s/%s: %v", vm.Namespace, vm.Name, err)
+		}
+	}
+}
+
+// TestRenderedVMsPassKubeVirtAdmission submits every VM of render's golden
+// outputs to KubeVirt v1.9.0's own admission with the installer's KubeVirt
+// configuration.
+func TestRenderedVMsPassKubeVirtAdmission(t *testing.T) {
+	env := envtest.Start(t, envtest.WithKubeVirt())
+	goldens, err := filepath.Glob(filepath.Join("testdata", "golden", "*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, path := range goldens {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		output := string(data)
+		// Only render's outputs hold VM manifests (catalog's is a table).
+		if !strings.Contains(output, "kind: VirtualMachine\n") && !strings.Contains(output, `"kind": "VirtualMachine"`) {
+			continue
+		}
+		checked++
+		t.Run(filepath.Base(path), func(t *testing.T) { admitRendered(t, env, output) })
+	}
+	if checked < 4 {
+		t.Errorf("checked %d render outputs, want at least 4", checked)
+	}
+}

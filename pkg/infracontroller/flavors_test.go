@@ -77,7 +77,7 @@ func presetSpec(cpu string) map[string]any {
 }
 
 func TestFlavors(t *testing.T) {
-	infra := envtest.Start(t)
+	infra := envtest.Start(t, envtest.WithKubeVirt())
 	ctx, c := t.Context(), infra.Client
 	o := infracontroller.DefaultOptions()
 	o.DisableStorageClasses = true
@@ -238,7 +238,7 @@ func checkSwitchedOff(t *testing.T, c ctrlruntimeclient.Client) {
 // namespaces when switched on, as KubeVirt's API server stores them, and
 // go when switched off, leaving the standard series.
 func TestInstancetypeSeries(t *testing.T) {
-	infra := envtest.Start(t)
+	infra := envtest.Start(t, envtest.WithKubeVirt())
 	ctx, c := t.Context(), infra.Client
 	o := infracontroller.DefaultOptions()
 	o.DisableStorageClasses = true

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
@@ -56,11 +57,15 @@ func machineSpec(t *testing.T, kubeconfig []byte, namespace string, flavorFields
 }
 
 // TestProviderFindsFlavors checks that the provider's validation finds the
-// flavors the controller created in a tenant namespace.
+// flavors the controller created in a tenant namespace, and that KubeVirt's
+// admission accepts them and the VMs the provider creates with them (no
+// conflict between an instancetype and the VM template).
 func TestProviderFindsFlavors(t *testing.T) {
-	env := envtest.Start(t)
+	env := envtest.Start(t, envtest.WithKubeVirt())
 	ctx := t.Context()
-	startController(t, env.Config, infracontroller.Options{Flavors: infracontroller.DefaultOptions().Flavors, DisableStorageClasses: true}, nil, -1)
+	fl := infracontroller.DefaultOptions().Flavors
+	fl.PerformanceInstancetypes, fl.DensityInstancetypes = true, true
+	startController(t, env.Config, infracontroller.Options{Flavors: fl, DisableStorageClasses: true}, nil, -1)
 	if err := env.Client.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast"}, Provisioner: "example.com/fast"}); err != nil {
 		t.Fatal(err)
 	}
@@ -84,15 +89,25 @@ func TestProviderFindsFlavors(t *testing.T) {
 			"instancetype": map[string]any{"name": "standard-4", "kind": "VirtualMachineInstancetype"},
 			"preference":   map[string]any{"name": "sockets-advantage", "kind": "VirtualMachinePreference"},
 		}},
+		{name: "performance instancetype", fields: map[string]any{"instancetype": map[string]any{"name": "performance-2"}}},
+		{name: "density instancetype", fields: map[string]any{"instancetype": map[string]any{"name": "density-4"}}},
 		{name: "a preset nobody created", fields: map[string]any{"flavor": map[string]any{"name": "absent"}}, wantErr: `"absent" not found`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := provider.Validate(ctx, zap.NewNop().Sugar(), machineSpec(t, env.KubeconfigBytes, "cluster-p", tc.fields))
+			spec := machineSpec(t, env.KubeconfigBytes, "cluster-p", tc.fields)
+			err := provider.Validate(ctx, zap.NewNop().Sugar(), spec)
 			switch {
 			case tc.wantErr == "" && err != nil:
-				t.Errorf("Validate: %v", err)
+				t.Fatalf("Validate: %v", err)
 			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
 				t.Errorf("Validate error = %v, want one containing %q", err, tc.wantErr)
+			}
+			if tc.wantErr != "" {
+				return
+			}
+			m := &clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Name: strings.ReplaceAll(tc.name, " ", "-"), Namespace: "kube-system"}, Spec: spec}
+			if _, err := provider.Create(ctx, zap.NewNop().Sugar(), m, &cloudprovider.ProviderData{Client: env.Client}, "#cloud-config\n"); err != nil {
+				t.Errorf("Create (KubeVirt's admission judges the VM): %v", err)
 			}
 		})
 	}

@@ -10,12 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/components"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -173,14 +175,165 @@ func TestCRDs(t *testing.T) {
 	checkFiles(t, files)
 }
 
-// TestOperatorRBAC keeps the rules of the virt-operator and cdi-operator
-// roles in the charts equal to what the generators produce: an operator may
-// create its operands' roles only with permissions it holds itself.
+// rbacKinds are the kinds of an operator's identity.
+var rbacKinds = []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+
+// TestOperatorRBAC keeps the virt-operator's and cdi-operator's
+// ServiceAccounts, roles and bindings in the charts equal to what the
+// generators produce: an operator may create its operands' roles only with
+// permissions it holds itself.
 func TestOperatorRBAC(t *testing.T) {
 	checkFiles(t, map[string][]byte{
 		"charts/kubevirt/files/rbac/operator.yaml": yamlStream(t, kubeVirt,
-			generate(t, envtest.KubeVirtTool, "operator").kinds("ClusterRole", "Role")),
+			generate(t, envtest.KubeVirtTool, "operator").kinds(rbacKinds...)),
 		"charts/cdi/files/rbac/operator.yaml": yamlStream(t, cdi,
-			generate(t, envtest.CDITool, "operator").kinds("ClusterRole", "Role")),
+			generate(t, envtest.CDITool, "operator").kinds(rbacKinds...)),
 	})
+}
+
+// operatorImageFlags maps the values keys of the charts' images to the
+// image flags of the upstream tools' operator command.
+var operatorImageFlags = map[string]map[string]string{
+	"kubevirt": {
+		"operator": "operator", "api": "api", "controller": "controller", "handler": "handler", "launcher": "launcher",
+		"exportProxy": "export-proxy", "exportServer": "export-server", "synchronizationController": "synchronization-controller",
+		"templateApiserver": "template-apiserver", "templateController": "template-controller",
+		"libguestfsTools": "libguestfs-tools", "prHelper": "pr-helper", "sidecarShim": "sidecar-shim",
+	},
+	"cdi": {
+		"operator": "operator", "controller": "controller", "importer": "importer", "cloner": "cloner",
+		"apiserver": "apiserver", "uploadProxy": "upload-proxy", "uploadServer": "upload-server",
+	},
+}
+
+// placementFields are the pod fields the charts take from their values
+// (placement, sizing, pull secrets) instead of from upstream.
+var placementFields = [][]string{
+	{"spec", "replicas"},
+	{"spec", "template", "spec", "affinity"},
+	{"spec", "template", "spec", "nodeSelector"},
+	{"spec", "template", "spec", "tolerations"},
+	{"spec", "template", "spec", "imagePullSecrets"},
+	{"spec", "template", "spec", "containers", "0", "resources"},
+}
+
+// TestOperatorDeployments compares the operators' Deployments the charts
+// render with installer defaults against what the upstream generators make of
+// the same images, pull policy and verbosity: every field but the ones the
+// charts take from their values (placement, sizing, pull secrets) and the
+// charts' own labels must be equal.
+func TestOperatorDeployments(t *testing.T) {
+	for _, tc := range []struct {
+		component, tool, version   string
+		ovirtPopulatorFromImporter bool
+	}{
+		{component: "kubevirt", tool: envtest.KubeVirtTool, version: "v1.9.0"},
+		{component: "cdi", tool: envtest.CDITool, version: "v1.65.0", ovirtPopulatorFromImporter: true},
+	} {
+		t.Run(tc.component, func(t *testing.T) {
+			ours, err := envtest.ChartObject(tc.component, "Deployment")
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"operator", "-namespace", ours.GetNamespace(), "-version", tc.version}
+			container, _, _ := unstructured.NestedSlice(ours.Object, "spec", "template", "spec", "containers")
+			pullPolicy, _, _ := unstructured.NestedString(container[0].(map[string]any), "imagePullPolicy")
+			args = append(args, "-pull-policy", pullPolicy)
+			images := chartImages(t, tc.component)
+			for key, flag := range operatorImageFlags[tc.component] {
+				args = append(args, "-"+flag+"-image", images[key])
+			}
+			if tc.ovirtPopulatorFromImporter {
+				args = append(args, "-ovirt-populator-image", images["importer"])
+			}
+			upstream := generate(t, tc.tool, args...).kinds("Deployment")
+			if len(upstream) != 1 {
+				t.Fatalf("the generator made %d Deployments, want 1", len(upstream))
+			}
+			want, got := normalizedDeployment(t, upstream[0]), normalizedDeployment(t, ours)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("the chart's Deployment differs from upstream's (-upstream +chart):\n%s", diff)
+			}
+		})
+	}
+}
+
+// normalizedDeployment drops what the charts take from their values, the
+// charts' own labels and the fields a generator leaves empty.
+func normalizedDeployment(t *testing.T, d *unstructured.Unstructured) map[string]any {
+	t.Helper()
+	obj := d.DeepCopy().Object
+	for _, path := range placementFields {
+		removePath(obj, path)
+	}
+	delete(obj, "status")
+	for _, path := range [][]string{{"metadata", "labels"}, {"spec", "template", "metadata", "labels"}} {
+		labels, _, _ := unstructured.NestedStringMap(obj, path...)
+		for k := range labels {
+			if strings.HasPrefix(k, "app.kubernetes.io/") || k == "helm.sh/chart" {
+				delete(labels, k)
+			}
+		}
+		_ = unstructured.SetNestedStringMap(obj, labels, path...)
+	}
+	unstructured.RemoveNestedField(obj, "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(obj, "spec", "template", "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(obj, "spec", "template", "metadata", "name")
+	// Defaults one generator writes out and the API server fills in.
+	removePath(obj, []string{"spec", "template", "spec", "containers", "0", "terminationMessagePath"})
+	if strategy, _, _ := unstructured.NestedMap(obj, "spec", "strategy"); len(strategy) == 0 {
+		unstructured.RemoveNestedField(obj, "spec", "strategy")
+	}
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]any{}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// removePath deletes a field; a numeric element indexes a list.
+func removePath(obj map[string]any, path []string) {
+	var cur any = obj
+	for i, key := range path {
+		last := i == len(path)-1
+		switch node := cur.(type) {
+		case map[string]any:
+			if last {
+				delete(node, key)
+				return
+			}
+			cur = node[key]
+		case []any:
+			idx, err := strconv.Atoi(key)
+			if err != nil || idx >= len(node) {
+				return
+			}
+			cur = node[idx]
+		default:
+			return
+		}
+	}
+}
+
+// chartImages returns the images kubevirt-installer pins for a component, by
+// values key.
+func chartImages(t *testing.T, component string) map[string]string {
+	t.Helper()
+	releases, err := components.Load(components.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := components.Find(releases, component)
+	if !ok {
+		t.Fatalf("no component %s", component)
+	}
+	out := map[string]string{}
+	for k, v := range r.Images.Values() {
+		out[k] = v.(string)
+	}
+	return out
 }

@@ -21,3 +21,30 @@ without its empty fields; an empty placement renders as {}.
 {{- end -}}
 {{- toYaml $placement -}}
 {{- end }}
+
+{{/*
+cdi.upstreamObjects renders the objects of a file that test/upstream generates
+from the upstream operator's own code (its ServiceAccount, roles and
+bindings), with this chart's values on top: the release namespace for the
+objects and the binding subjects, the chart's labels, and the image pull
+secrets of the ServiceAccount.
+*/}}
+{{- define "cdi.upstreamObjects" -}}
+{{- $root := .root -}}
+{{- range $doc := splitList "\n---\n" ($root.Files.Get .file) -}}
+{{- $obj := fromYaml $doc -}}
+{{- if get $obj "kind" -}}
+{{- $meta := get $obj "metadata" -}}
+{{- if hasKey $meta "namespace" }}{{ $_ := set $meta "namespace" $root.Release.Namespace }}{{ end -}}
+{{- $_ := set $meta "labels" (merge (include "cdi.labels" $root | fromYaml) (default (dict) (get $meta "labels"))) -}}
+{{- range $subject := (default (list) (get $obj "subjects")) }}{{ $_ := set $subject "namespace" $root.Release.Namespace }}{{ end -}}
+{{- if and (eq (get $obj "kind") "ServiceAccount") $root.Values.imagePullSecrets -}}
+{{- $secrets := list -}}
+{{- range $root.Values.imagePullSecrets }}{{ $secrets = append $secrets (dict "name" .) }}{{ end -}}
+{{- $_ := set $obj "imagePullSecrets" $secrets -}}
+{{- end }}
+---
+{{ toYaml $obj }}
+{{ end -}}
+{{- end -}}
+{{- end }}

@@ -163,7 +163,8 @@ func TestRuntimeImagesOfTheOperators(t *testing.T) {
 	}
 	want := map[string][]string{
 		"kubevirt": {"virt-api", "virt-controller", "virt-exportproxy", "virt-exportserver", "virt-handler",
-			"virt-launcher", "virt-synchronization-controller", "libguestfs-tools", "pr-helper", "sidecar-shim"},
+			"virt-launcher", "virt-synchronization-controller", "libguestfs-tools", "pr-helper", "sidecar-shim",
+			"virt-template-apiserver", "virt-template-controller"},
 		"cdi": {"cdi-apiserver", "cdi-cloner", "cdi-controller", "cdi-importer", "cdi-uploadproxy", "cdi-uploadserver"},
 		// infra-controller deploys the KubeVirt CSI driver and the KubeVirt
 		// cloud controller manager.

@@ -24,7 +24,7 @@ var table = map[key]func() Set{
 		}}
 	},
 	{component: "kubevirt", version: "v1.9.0"}: func() Set {
-		return KubeVirt("quay.io/kubevirt", "v1.9.0")
+		return append(KubeVirt("quay.io/kubevirt", "v1.9.0"), VirtTemplate("quay.io/kubevirt", "v0.2.2")...)
 	},
 	{component: "cdi", version: "v1.65.0"}: func() Set {
 		return CDI("quay.io/kubevirt", "v1.65.0")
@@ -66,6 +66,25 @@ func KubeVirt(repository, tag string) Set {
 			Ref:       repository + "/" + r.name + ":" + tag,
 			EnvVars:   []string{r.env},
 			RunTime:   r.name != "virt-operator",
+		})
+	}
+	return set
+}
+
+// VirtTemplate returns the images of the VirtualMachineTemplate components
+// (virt-template) that virt-operator deploys since KubeVirt v1.9 (its Beta
+// Template feature gate is on by default), published under repository with
+// their own tag, each with the virt-operator environment variable that
+// relocates it.
+func VirtTemplate(repository, tag string) Set {
+	set := Set{}
+	for _, r := range []struct{ name, key, env string }{
+		{"virt-template-apiserver", "templateApiserver", "VIRT_TEMPLATE_APISERVER_IMAGE"},
+		{"virt-template-controller", "templateController", "VIRT_TEMPLATE_CONTROLLER_IMAGE"},
+	} {
+		set = append(set, Image{
+			Name: r.name, ValuesKey: r.key, Ref: repository + "/" + r.name + ":" + tag,
+			EnvVars: []string{r.env}, RunTime: true,
 		})
 	}
 	return set

@@ -308,6 +308,17 @@ func tuningCases(testing.TB) []invalidCase {
 			want:  msg(pVM + `.tuning.memory.hugepages.pageSize: Unsupported value: "4Ki": supported values: "2Mi", "1Gi"`),
 		},
 		{
+			name:  "memory not a whole number of 2Mi hugepages",
+			patch: `{cloudProviderSpec: {virtualMachine: {template: {memory: 2048M}, tuning: {memory: {hugepages: {pageSize: 2Mi}}}}}}`,
+			want: msg(pT + `.memory: Invalid value: "2048M": must be a whole number of hugepages of 2Mi ` +
+				`(tuning.memory.hugepages.pageSize), such as 1954Mi`),
+		},
+		{
+			name:  "memory below one 1Gi hugepage",
+			patch: `{cloudProviderSpec: {virtualMachine: {template: {memory: 512Mi}, tuning: {memory: {hugepages: {pageSize: 1Gi}}}}}}`,
+			want:  msg(pT + `.memory: Invalid value: "512Mi": must be at least one hugepage (tuning.memory.hugepages.pageSize 1Gi)`),
+		},
+		{
 			name:  "guest memory above the memory",
 			patch: `{cloudProviderSpec: {virtualMachine: {tuning: {memory: {guest: 8Gi}}}}}`,
 			want:  msg(pVM + `.tuning.memory.guest: Invalid value: "8Gi": must not exceed virtualMachine.template.memory (4Gi)`),

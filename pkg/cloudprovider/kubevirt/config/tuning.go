@@ -6,6 +6,7 @@ import (
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -129,6 +130,7 @@ func (rs *resolution) memoryTuning(s *Settings, p *field.Path, m *MemoryTuning) 
 			rs.add(field.Required(sizePath, "supported values: "+quoteList(hugepageSizes)))
 		} else if enum(rs, sizePath, size, hugepageSizes) {
 			s.Tuning.HugepagesPageSize = size
+			rs.hugepagesMemory(s, size)
 		}
 	}
 	if m.Guest == "" {
@@ -144,6 +146,28 @@ func (rs *resolution) memoryTuning(s *Settings, p *field.Path, m *MemoryTuning) 
 		rs.add(field.Invalid(guestPath, m.Guest, fmt.Sprintf("must not exceed virtualMachine.template.memory (%s)", s.Memory)))
 	}
 	s.Tuning.GuestMemory = guest
+}
+
+// hugepagesMemory checks that the memory backed by hugepages is a whole
+// number of pages, at least one: KubeVirt refuses a VM whose memory request
+// is not. With an instancetype the memory is the instancetype's, which
+// KubeVirt checks.
+func (rs *resolution) hugepagesMemory(s *Settings, pageSize string) {
+	if s.Memory == nil {
+		return
+	}
+	page := resource.MustParse(pageSize)
+	memoryPath := specPath.Child("virtualMachine", "template", "memory")
+	switch {
+	case s.Memory.Cmp(page) < 0:
+		rs.add(field.Invalid(memoryPath, s.Memory.String(),
+			fmt.Sprintf("must be at least one hugepage (tuning.memory.hugepages.pageSize %s)", pageSize)))
+	case s.Memory.Value()%page.Value() != 0:
+		pages := (s.Memory.Value() + page.Value() - 1) / page.Value()
+		nearest := resource.NewQuantity(pages*page.Value(), resource.BinarySI)
+		rs.add(field.Invalid(memoryPath, s.Memory.String(), fmt.Sprintf(
+			"must be a whole number of hugepages of %s (tuning.memory.hugepages.pageSize), such as %s", pageSize, nearest)))
+	}
 }
 
 // deviceTuning resolves the device settings; disks are tuned by name.

@@ -136,6 +136,7 @@ func checkImage(ctx context.Context, c ctrlruntimeclient.Client, namespace, name
 	want := map[string]any{
 		"source": map[string]any{"http": map[string]any{"url": url}},
 		"storage": map[string]any{
+			"accessModes":      []any{"ReadWriteOnce"},
 			"storageClassName": class,
 			"resources":        map[string]any{"requests": map[string]any{"storage": size}},
 		},

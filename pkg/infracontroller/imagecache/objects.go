@@ -1,6 +1,7 @@
 package imagecache
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -30,10 +31,15 @@ func newList(gvk schema.GroupVersionKind) *unstructured.UnstructuredList {
 	return l
 }
 
-// namedDataVolume returns the DataVolume of a named image.
+// namedDataVolume returns the DataVolume of a named image. It asks for
+// ReadWriteOnce: CDI refuses a DataVolume without access modes whose
+// storage class's StorageProfile advertises none (any provisioner CDI does
+// not know), and VMs only clone the volume, which one node reading it
+// serves.
 func namedDataVolume(namespace string, img imagecache.Image) *unstructured.Unstructured {
 	storage := map[string]any{
-		"resources": map[string]any{"requests": map[string]any{"storage": img.Size.String()}},
+		"accessModes": []any{string(corev1.ReadWriteOnce)},
+		"resources":   map[string]any{"requests": map[string]any{"storage": img.Size.String()}},
 	}
 	if img.StorageClassName != "" {
 		storage["storageClassName"] = img.StorageClassName

@@ -6,8 +6,6 @@ import (
 	"os"
 	"time"
 
-	cdicorev1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
-
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/simulator"
@@ -25,8 +23,8 @@ import (
 )
 
 // prepareInfra creates what an infra admin provides: a default
-// StorageClass, initialized for tenant clusters, with its CDI
-// StorageProfile. The tenant namespace comes from the TenantCluster.
+// StorageClass, initialized for tenant clusters (cdi-controller makes its
+// StorageProfile). The tenant namespace comes from the TenantCluster.
 func prepareInfra(ctx context.Context, infra *envtest.Env) error {
 	return createAll(ctx, infra.Client,
 		&storagev1.StorageClass{
@@ -34,9 +32,8 @@ func prepareInfra(ctx context.Context, infra *envtest.Env) error {
 				"storageclass.kubernetes.io/is-default-class": "true",
 				storageclass.InitializeAnnotation:             "true",
 			}},
-			Provisioner: "rancher.io/local-path",
+			Provisioner: simulator.DefaultProvisioner,
 		},
-		&cdicorev1beta1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "standard"}},
 	)
 }
 
@@ -49,8 +46,9 @@ func createAll(ctx context.Context, c ctrlruntimeclient.Client, objs ...ctrlrunt
 	return nil
 }
 
-// runSimulator plays KubeVirt, CDI and the kubelets until ctx ends: VMs get
-// DataVolumes and a running VMI, and their guests join the user cluster as
+// runSimulator plays what KubeVirt's and CDI's controllers leave to the
+// nodes until ctx ends: the infra nodes' kubelets, scheduler and volume
+// provisioner, virt-handlers and the guests, which join the user cluster as
 // Nodes.
 func runSimulator(ctx context.Context, cl *clusters) error {
 	mgr, err := ctrl.NewManager(cl.infra.Config, ctrl.Options{
@@ -60,9 +58,12 @@ func runSimulator(ctx context.Context, cl *clusters) error {
 	if err != nil {
 		return fmt.Errorf("failed to create the simulator manager: %w", err)
 	}
-	opts := simulator.Options{ImportDelay: 2 * time.Second, StartDelay: time.Second, UserClient: cl.user.Client}
-	if err := simulator.Add(mgr, opts); err != nil {
-		return err
+	opts := simulator.Options{
+		VirtHandler: cl.infra.VirtHandlerConfig,
+		ImportDelay: 2 * time.Second, StartDelay: time.Second, UserClient: cl.user.Client,
+	}
+	if err := simulator.Add(ctx, mgr, opts); err != nil {
+		return fmt.Errorf("failed to add the simulator: %w", err)
 	}
 	return mgr.Start(ctx)
 }

@@ -1,9 +1,11 @@
 // Command kubevirt-demo runs the whole product on this machine: two local
 // control planes built from source (a user cluster and a KubeVirt infra
-// cluster, each kube-apiserver + etcd + kube-controller-manager), the
-// machine-controller, the infra-controller, and the KubeVirt/CDI test
-// simulator, which stands in for KubeVirt, CDI and the guests' kubelets
-// because no container runtime runs here. It creates a TenantCluster for the
+// cluster, each kube-apiserver + etcd + kube-controller-manager; the infra
+// one with KubeVirt's own admission and virt-controller and CDI's
+// cdi-controller), the machine-controller, the infra-controller, and the
+// test simulator, which plays what needs real nodes (the infra nodes'
+// kubelets, virt-handler, the guests) because no container runtime runs
+// here. It creates a TenantCluster for the
 // user cluster, applies examples/machinedeployment.yaml, waits until every
 // Machine has a Ready Node, and on exit deletes the MachineDeployment and
 // the TenantCluster and checks that nothing is left on either cluster. Every

@@ -38,14 +38,20 @@ type clusters struct {
 }
 
 func run(ctx context.Context, o options) (err error) {
-	o.step("Starting two local control planes, the user cluster and the KubeVirt infra cluster (kube-apiserver, etcd, kube-controller-manager; built from source on first use, which takes a few minutes)")
+	o.step("Finding or building kube-apiserver, etcd and kube-controller-manager, and KubeVirt's and CDI's own controllers, from source " +
+		"(cached; the first build takes about 20 minutes on 2 cores)")
 	start := time.Now()
+	if err := envtest.BuildBinaries(ctx, o.out); err != nil {
+		return err
+	}
+	o.step("Starting two local control planes, the user cluster and the KubeVirt infra cluster (kube-apiserver, etcd, kube-controller-manager); " +
+		"the infra cluster runs KubeVirt's own admission and virt-controller and CDI's cdi-controller")
 	cl, err := startClusters(ctx)
 	if err != nil {
 		return err
 	}
 	defer cl.stop()
-	o.step("Control planes up in %s", time.Since(start).Round(time.Second))
+	o.step("Control planes up %s after the start", time.Since(start).Round(time.Second))
 	if err := o.writeKubeconfigs(cl); err != nil {
 		return err
 	}
@@ -74,7 +80,7 @@ func run(ctx context.Context, o options) (err error) {
 			Getenv:          func(string) string { return "" },
 		}.Run(runCtx)
 	}()
-	o.step("machine-controller, infra-controller and the KubeVirt/CDI simulator are running")
+	o.step("machine-controller, infra-controller and the simulated infra nodes (kubelets, virt-handlers, guests) are running")
 	if err := createTenantCluster(ctx, cl); err != nil {
 		return err
 	}
@@ -110,7 +116,7 @@ func ignoreCanceled(err error) error {
 }
 
 func startClusters(ctx context.Context) (*clusters, error) {
-	infra, err := envtest.New(ctx, envtest.WithControllerManager(), envtest.WithKubeconfigNamespace(infraNamespace))
+	infra, err := envtest.New(ctx, envtest.WithVirtController(), envtest.WithCDIController(), envtest.WithKubeconfigNamespace(infraNamespace))
 	if err != nil {
 		return nil, fmt.Errorf("failed to start the infra control plane: %w", err)
 	}

@@ -22,14 +22,21 @@ import (
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// testEvacuation drains the infra node of two VMs: the External one gets
-// its guest Node drained and its VMI restarted on the other infra node, the
-// LiveMigrate one is migrated; a Node a person cordoned stays cordoned.
+// liveSpec is providerSpec for a VM that live-migrates on eviction: KubeVirt
+// migrates only VMs whose disks are shared (ReadWriteMany).
+var liveSpec = strings.Replace(strings.Replace(providerSpec, `"virtualMachine": {`, `"virtualMachine": {"evictionStrategy": "LiveMigrate", `, 1),
+	`"storageClassName": "standard"`, `"storageClassName": "standard", "storageAccessType": "ReadWriteMany"`, 1)
+
+// testEvacuation drains the infra nodes of two VMs, as kubectl drain does:
+// KubeVirt's eviction admission marks both VMIs for evacuation. The External
+// one gets its guest Node drained and its VMI restarted on another infra
+// node; the LiveMigrate one is live-migrated; a Node a person cordoned stays
+// cordoned.
 func (s *suite) testEvacuation(t *testing.T) {
 	ctx := t.Context()
 	c := s.user.Client
 	external := s.createMachineSet(t, "external", providerSpec)
-	live := s.createMachineSet(t, "live", strings.Replace(providerSpec, `"virtualMachine": {`, `"virtualMachine": {"evictionStrategy": "LiveMigrate", `, 1))
+	live := s.createMachineSet(t, "live", liveSpec)
 	machines := s.waitForMachines(t, 2)
 	byName := map[string]clusterv1alpha1.Machine{}
 	for _, m := range machines {
@@ -50,26 +57,24 @@ func (s *suite) testEvacuation(t *testing.T) {
 	}
 	extVMI := s.vmi(t, ext.Name)
 	migVMI := s.vmi(t, mig.Name)
-	for _, m := range []clusterv1alpha1.Machine{ext, mig} {
-		if err := simulator.Evacuate(ctx, s.infra.Client, infraNamespace, m.Name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	extNode := s.drain(t, ext.Name)
+	migNode := s.drain(t, mig.Name)
 	waitFor(t, timeout, "the External VMI restarted elsewhere and its Node uncordoned", func() (bool, string) {
 		vmi, node := s.vmi(t, ext.Name), s.node(t, ext.Status.NodeRef.Name)
 		podErr := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(pod), &corev1.Pod{})
 		_, marked := node.Annotations[machine.AnnotationEvacuationCordon]
-		ok := vmi.UID != extVMI.UID && vmi.Status.Phase == kubevirtcorev1.Running && vmi.Status.NodeName == simulator.SecondNodeName &&
+		ok := vmi.UID != extVMI.UID && vmi.Status.Phase == kubevirtcorev1.Running && vmi.Status.NodeName != extNode &&
 			!node.Spec.Unschedulable && !marked && apierrors.IsNotFound(podErr)
 		return ok, fmt.Sprintf("vmi=%s/%s on %s, unschedulable=%v marked=%v pod=%v", vmi.UID, vmi.Status.Phase, vmi.Status.NodeName, node.Spec.Unschedulable, marked, podErr)
 	})
 	waitFor(t, timeout, "the LiveMigrate VMI migrated", func() (bool, string) {
 		vmi := s.vmi(t, mig.Name)
-		return vmi.UID == migVMI.UID && vmi.Status.NodeName == simulator.SecondNodeName && vmi.Status.EvacuationNodeName == "",
+		return vmi.UID == migVMI.UID && vmi.Status.NodeName != migNode && vmi.Status.EvacuationNodeName == "",
 			fmt.Sprintf("vmi=%s on %s evacuation=%q", vmi.UID, vmi.Status.NodeName, vmi.Status.EvacuationNodeName)
 	})
 	s.expectEvent(t, ext.UID, "Evacuated")
 	s.expectEvent(t, mig.UID, "Migrating")
+	s.uncordon(t, extNode, migNode)
 
 	// A Node cordoned by a person stays cordoned after an evacuation.
 	node := s.node(t, ext.Status.NodeRef.Name)
@@ -79,9 +84,7 @@ func (s *suite) testEvacuation(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := s.vmi(t, ext.Name)
-	if err := simulator.Evacuate(ctx, s.infra.Client, infraNamespace, ext.Name); err != nil {
-		t.Fatal(err)
-	}
+	s.uncordon(t, s.drain(t, ext.Name))
 	waitFor(t, timeout, "the External VMI restarted again", func() (bool, string) {
 		vmi := s.vmi(t, ext.Name)
 		return vmi.UID != before.UID && vmi.Status.Phase == kubevirtcorev1.Running && s.node(t, node.Name).Spec.Unschedulable,
@@ -101,6 +104,27 @@ func (s *suite) testEvacuation(t *testing.T) {
 		left := s.leftovers(t)
 		return left == "", left
 	})
+}
+
+// drain drains the infra node a Machine's VMI runs on and returns it.
+func (s *suite) drain(t *testing.T, machine string) string {
+	t.Helper()
+	node, err := simulator.Evacuate(t.Context(), s.infra.Client, infraNamespace, machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return node
+}
+
+// uncordon makes drained infra nodes schedulable again, once their VMs have
+// left.
+func (s *suite) uncordon(t *testing.T, nodes ...string) {
+	t.Helper()
+	for _, node := range nodes {
+		if err := simulator.SetSchedulable(t.Context(), s.infra.Client, node, true); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // createMachineSet creates a MachineSet of one Machine labelled name=<name>.

@@ -1,11 +1,11 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machine"
-	"github.com/kubevirt-kkp/kkp-kubevirt/test/simulator"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,11 +22,28 @@ const infraNodeLabelsConfigMap = "infra-node-labels"
 // loses it when the key leaves the list - all without a restart.
 func (s *suite) testInfraNodeLabels(t *testing.T) {
 	ctx := t.Context()
-	infraNode := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: simulator.NodeName, Labels: map[string]string{"example.com/rack": "r1", "example.com/other": "x"}}}
-	if err := s.infra.Client.Create(ctx, infraNode); err != nil {
-		t.Fatal(err)
+	// Every infra node carries the labels, so wherever the VM runs.
+	setRack := func(ctx context.Context, rack string) {
+		t.Helper()
+		for _, name := range infraNodes {
+			infraNode := &corev1.Node{}
+			if err := s.infra.Client.Get(ctx, ctrlruntimeclient.ObjectKey{Name: name}, infraNode); err != nil {
+				t.Fatal(err)
+			}
+			base := infraNode.DeepCopy()
+			if rack == "" {
+				delete(infraNode.Labels, "example.com/rack")
+				delete(infraNode.Labels, "example.com/other")
+			} else {
+				infraNode.Labels["example.com/rack"], infraNode.Labels["example.com/other"] = rack, "x"
+			}
+			if err := s.infra.Client.Patch(ctx, infraNode, ctrlruntimeclient.MergeFrom(base)); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	t.Cleanup(func() { _ = s.infra.Client.Delete(ctx, infraNode) })
+	setRack(ctx, "r1")
+	t.Cleanup(func() { setRack(context.Background(), "") })
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: machineNamespace, Name: infraNodeLabelsConfigMap},
 		Data: map[string]string{machine.InfraNodeLabelsKey: "example.com/rack"}}
 	if err := s.user.Client.Create(ctx, cm); err != nil {
@@ -53,10 +70,7 @@ func (s *suite) testInfraNodeLabels(t *testing.T) {
 	}
 	nodeLabel("r1")
 
-	infraNode.Labels["example.com/rack"] = "r2"
-	if err := s.infra.Client.Update(ctx, infraNode); err != nil {
-		t.Fatal(err)
-	}
+	setRack(ctx, "r2")
 	nodeLabel("r2")
 
 	cm.Data[machine.InfraNodeLabelsKey] = "example.com/zone-less, "

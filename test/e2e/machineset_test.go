@@ -28,7 +28,10 @@ import (
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-const timeout = 30 * time.Second
+// timeout bounds each wait for convergence. KubeVirt's and CDI's own
+// controllers take their time (a rollout of three Machines takes about 20 s
+// on an idle 2-core machine); the waits test what happens, not how fast.
+const timeout = 90 * time.Second
 
 // providerSpec is a valid KubeVirt providerSpec; the infra kubeconfig
 // comes from the controller's KUBEVIRT_KUBECONFIG.
@@ -50,6 +53,7 @@ func TestMachineController(t *testing.T) {
 	s := startSuite(t)
 	t.Run("MachineSet lifecycle", s.testMachineSetLifecycle)
 	t.Run("invalid spec", s.testInvalidSpec)
+	t.Run("KubeVirt's and CDI's rendering", s.testKubeVirtRendering)
 	t.Run("MachineDeployment lifecycle", s.testMachineDeployment)
 	t.Run("MachineDeployment scaled mid-rollout", s.testScaleMidRollout)
 	t.Run("tenant network change rolls a MachineDeployment", s.testNetworkChange)
@@ -169,14 +173,18 @@ func (s *suite) waitForReplicasWithin(t *testing.T, ms *clusterv1alpha1.MachineS
 			return false, err.Error()
 		}
 		linked := 0
+		var machineErrors []string
 		for _, m := range machines.Items {
 			if m.Status.NodeRef != nil && m.DeletionTimestamp == nil {
 				linked++
 			}
+			if m.Status.ErrorMessage != nil {
+				machineErrors = append(machineErrors, m.Name+": "+*m.Status.ErrorMessage)
+			}
 		}
 		st := got.Status
-		state := fmt.Sprintf("machines=%d linked=%d vms=%d nodes=%d (not ready: %v) status=%d/%d/%d", len(machines.Items), linked,
-			len(vms.Items), len(nodes.Items), notReady(nodes.Items), st.Replicas, st.ReadyReplicas, st.AvailableReplicas)
+		state := fmt.Sprintf("machines=%d linked=%d vms=%d nodes=%d (not ready: %v) status=%d/%d/%d errors=%v", len(machines.Items), linked,
+			len(vms.Items), len(nodes.Items), notReady(nodes.Items), st.Replicas, st.ReadyReplicas, st.AvailableReplicas, machineErrors)
 		ok := len(machines.Items) == n && linked == n && len(vms.Items) == n && len(nodes.Items) == n &&
 			st.Replicas == int32(n) && st.ReadyReplicas == int32(n) && st.AvailableReplicas == int32(n)
 		return ok, state
@@ -258,8 +266,11 @@ func (s *suite) leftovers(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	count(s.infra.Client, "DataVolumes", &cdicorev1beta1.DataVolumeList{}, inInfra,
-		ctrlruntimeclient.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*notCache)})
+	machineOwned := ctrlruntimeclient.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*notCache)}
+	count(s.infra.Client, "DataVolumes", &cdicorev1beta1.DataVolumeList{}, inInfra, machineOwned)
+	// CDI labels a DataVolume's PVC and pods like the DataVolume.
+	count(s.infra.Client, "PersistentVolumeClaims", &corev1.PersistentVolumeClaimList{}, inInfra, machineOwned)
+	count(s.infra.Client, "Pods", &corev1.PodList{}, inInfra, machineOwned)
 	count(s.infra.Client, "Secrets", &corev1.SecretList{}, inInfra)
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")

@@ -3,10 +3,11 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
-	cdicorev1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+	"go.uber.org/zap"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
@@ -23,6 +24,10 @@ import (
 
 // infraNamespace is the tenant namespace on the infra cluster.
 const infraNamespace = "tenant"
+
+// infraNodes are the simulated infra nodes: three, so that VMs drained off
+// two nodes still find one.
+var infraNodes = []string{simulator.NodeName, simulator.SecondNodeName, "infra-node-sim-3"}
 
 // machineNamespace is where Machines live in the user cluster.
 const machineNamespace = metav1.NamespaceSystem
@@ -46,7 +51,10 @@ type suite struct {
 func startSuite(t *testing.T) *suite {
 	t.Helper()
 	s := &suite{top: t}
-	s.infra = envtest.Start(t, envtest.WithControllerManager(), envtest.WithKubeconfigNamespace(infraNamespace))
+	// The infra cluster runs KubeVirt's and CDI's own controllers and
+	// admission; the simulator plays its nodes, kubelets, scheduler,
+	// provisioner, virt-handlers and guests.
+	s.infra = envtest.Start(t, envtest.WithVirtController(), envtest.WithCDIController(), envtest.WithKubeconfigNamespace(infraNamespace))
 	s.user = envtest.Start(t, envtest.WithControllerManager())
 	if err := prepareInfra(t.Context(), s.infra.Client); err != nil {
 		t.Fatal(err)
@@ -56,8 +64,11 @@ func startSuite(t *testing.T) *suite {
 	if err != nil {
 		t.Fatal(err)
 	}
-	simOpts := simulator.Options{ImportDelay: 200 * time.Millisecond, StartDelay: 200 * time.Millisecond, UserClient: s.user.Client}
-	if err := simulator.Add(infraMgr, simOpts); err != nil {
+	simOpts := simulator.Options{
+		Nodes: infraNodes, VirtHandler: s.infra.VirtHandlerConfig, ImportDelay: 200 * time.Millisecond, StartDelay: 200 * time.Millisecond,
+		UserClient: s.user.Client,
+	}
+	if err := simulator.Add(t.Context(), infraMgr, simOpts); err != nil {
 		t.Fatal(err)
 	}
 	infraKubeconfig, err := throughProxy(s.infra.KubeconfigBytes, func(target string) string {
@@ -68,6 +79,7 @@ func startSuite(t *testing.T) *suite {
 		t.Fatal(err)
 	}
 	s.run = controller.RunOptions{
+		Log:             controllerLog(t),
 		UserConfig:      s.user.Config,
 		InfraKubeconfig: infraKubeconfig,
 		WorkerCount:     4,
@@ -116,15 +128,14 @@ func (s *suite) startController(t *testing.T) {
 }
 
 // prepareInfra creates what an infra admin provides: the tenant namespace
-// and a default StorageClass with its CDI StorageProfile.
+// and a default StorageClass (cdi-controller makes its StorageProfile).
 func prepareInfra(ctx context.Context, c ctrlruntimeclient.Client) error {
 	objs := []ctrlruntimeclient.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: infraNamespace}},
 		&storagev1.StorageClass{
 			ObjectMeta:  metav1.ObjectMeta{Name: "standard", Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}},
-			Provisioner: "rancher.io/local-path",
+			Provisioner: simulator.DefaultProvisioner,
 		},
-		&cdicorev1beta1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "standard"}},
 	}
 	for _, obj := range objs {
 		if err := c.Create(ctx, obj); err != nil {
@@ -149,4 +160,22 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// controllerLog writes machine-controller's log to the file E2E_CONTROLLER_LOG
+// names, for looking into a failure; without it the log is dropped.
+func controllerLog(t *testing.T) *zap.Logger {
+	t.Helper()
+	path := os.Getenv("E2E_CONTROLLER_LOG")
+	if path == "" {
+		return nil
+	}
+	cfg := zap.NewDevelopmentConfig()
+	cfg.OutputPaths = []string{path}
+	log, err := cfg.Build()
+	if err != nil {
+		t.Fatalf("failed to open the controller log: %v", err)
+	}
+	t.Cleanup(func() { _ = log.Sync() })
+	return log
 }

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // binarySet is a directory of executables built once and cached: the
@@ -50,11 +52,19 @@ const (
 	CDIController = "cdi-controller"
 )
 
+// built remembers the directory of each set found in this process, so the
+// script runs once per process.
+var built sync.Map
+
 // dir returns the directory of the set: the one its environment variable
-// names, else the one its script prints.
-func (b binarySet) dir(ctx context.Context) (string, error) {
+// names, else the one its script prints. The script's own progress lines
+// (not the go tool's) go to progress when it is not nil.
+func (b binarySet) dir(ctx context.Context, progress io.Writer) (string, error) {
 	if dir := os.Getenv(b.env); dir != "" {
 		return dir, b.check(dir)
+	}
+	if dir, ok := built.Load(b.script); ok {
+		return dir.(string), nil
 	}
 	root, err := repoRoot()
 	if err != nil {
@@ -66,6 +76,9 @@ func (b binarySet) dir(ctx context.Context) (string, error) {
 	cmd.Dir = root
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
+	if progress != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, &progressLines{out: progress, prefix: strings.TrimSuffix(filepath.Base(b.script), ".sh") + ":"})
+	}
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("failed to run %s: %w: %s", script, err, lastLines(stderr.String(), 20))
 	}
@@ -73,7 +86,35 @@ func (b binarySet) dir(ctx context.Context) (string, error) {
 	if dir == "" {
 		return "", fmt.Errorf("%s printed no directory", script)
 	}
-	return dir, b.check(dir)
+	if err := b.check(dir); err != nil {
+		return "", err
+	}
+	built.Store(b.script, dir)
+	return dir, nil
+}
+
+// progressLines passes on the complete lines written to it that start with
+// prefix.
+type progressLines struct {
+	out     io.Writer
+	prefix  string
+	partial []byte
+}
+
+func (p *progressLines) Write(b []byte) (int, error) {
+	p.partial = append(p.partial, b...)
+	for {
+		line, rest, ok := bytes.Cut(p.partial, []byte("\n"))
+		if !ok {
+			return len(b), nil
+		}
+		if bytes.HasPrefix(line, []byte(p.prefix)) {
+			if _, err := fmt.Fprintf(p.out, "    %s\n", line); err != nil {
+				return 0, err
+			}
+		}
+		p.partial = rest
+	}
 }
 
 // check reports which expected binary is missing from dir.
@@ -94,7 +135,19 @@ func (b binarySet) check(dir string) error {
 // CDITool and CDIController: UPSTREAM_BINARIES, else what
 // hack/upstream-binaries.sh builds (minutes on a cold cache, then cached).
 func UpstreamDir(ctx context.Context) (string, error) {
-	return upstreamBinaries.dir(ctx)
+	return upstreamBinaries.dir(ctx, nil)
+}
+
+// BuildBinaries builds (or finds) the control-plane and upstream binaries
+// ahead of New, writing the build scripts' progress lines to progress: the
+// first build takes many minutes, which a person waiting should see.
+func BuildBinaries(ctx context.Context, progress io.Writer) error {
+	for _, b := range []binarySet{controlPlaneBinaries, upstreamBinaries} {
+		if _, err := b.dir(ctx, progress); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // repoRoot walks up from the working directory to the directory holding

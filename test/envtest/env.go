@@ -48,9 +48,11 @@ type Env struct {
 	// components are the upstream programs (webhooks, controllers) running
 	// beside the API server.
 	components []*process
-	workDir    string
-	stopOnce   sync.Once
-	stopErr    error
+	// unlocks release machine-wide locks the components hold.
+	unlocks  []func() error
+	workDir  string
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // Option configures Start and New.
@@ -60,12 +62,14 @@ type options struct {
 	controllerManager bool
 	kubeVirt          bool
 	virtController    bool
+	cdiController     bool
 	crdFiles          []string
 	namespace         string
 }
 
-// WithControllerManager runs kube-controller-manager with the garbage
-// collector and the namespace controller beside the API server.
+// WithControllerManager runs kube-controller-manager beside the API server
+// with the garbage collector, the namespace controller and the volume
+// controllers (claim binding, PVC and PV protection).
 func WithControllerManager() Option {
 	return func(o *options) { o.controllerManager = true }
 }
@@ -117,7 +121,7 @@ func New(ctx context.Context, opts ...Option) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := controlPlaneBinaries.dir(ctx)
+	dir, err := controlPlaneBinaries.dir(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -172,6 +176,12 @@ func (e *Env) start(ctx context.Context, dir string, o options) error {
 			return err
 		}
 	}
+	if o.cdiController {
+		// Before virt-controller, which exits when CDI's CRDs appear later.
+		if err := e.startCDI(ctx); err != nil {
+			return err
+		}
+	}
 	if o.kubeVirt {
 		return e.startKubeVirt(ctx, o)
 	}
@@ -203,6 +213,9 @@ func (e *Env) Stop() error {
 		var errs []error
 		for i := len(e.components) - 1; i >= 0; i-- {
 			errs = append(errs, e.components[i].stop())
+		}
+		for _, unlock := range e.unlocks {
+			errs = append(errs, unlock())
 		}
 		if e.kcm != nil {
 			errs = append(errs, e.kcm.stop())

@@ -36,12 +36,13 @@ const kubeVirtStartTimeout = 2 * time.Minute
 // WithKubeVirt makes the control plane a KubeVirt infra cluster as far as
 // KubeVirt's own code runs without nodes: the KubeVirt CR that
 // kubevirt-installer's kubevirt chart renders by default (its feature gates
-// and configuration), marked Deployed as virt-operator would, and virt-api's
+// and configuration), marked Deployed as virt-operator would, virt-api's
 // admission webhooks served by KubeVirt's own handlers (KubeVirtTool
 // webhooks) under virt-api's RBAC, registered with the webhook
-// configurations KubeVirt generates. Every VirtualMachine, VMI, instancetype
-// or migration written to this API server is then defaulted and validated
-// by KubeVirt v1.9.0.
+// configurations KubeVirt generates, and the admission policy that
+// restricts virt-handler's writes to its own Node. Every VirtualMachine,
+// VMI, instancetype, migration or virt-launcher eviction sent to this API
+// server is then defaulted and validated by KubeVirt v1.9.0.
 func WithKubeVirt() Option {
 	return func(o *options) { o.kubeVirt = true }
 }
@@ -94,9 +95,11 @@ func (e *Env) VirtHandlerConfig(ctx context.Context, node string) (*rest.Config,
 			Containers: []corev1.Container{{Name: "virt-handler", Image: images["handler"]}},
 		},
 	}
-	if err := e.Client.Create(ctx, pod); apierrors.IsAlreadyExists(err) {
+	err = e.Client.Create(ctx, pod)
+	if apierrors.IsAlreadyExists(err) {
 		err = e.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(pod), pod)
-	} else if err != nil {
+	}
+	if err != nil {
 		return nil, fmt.Errorf("failed to create the virt-handler Pod of node %s: %w", node, err)
 	}
 	cfg, _, err := e.componentConfig(ctx, virtHandlerIdentity, pod)
@@ -115,6 +118,13 @@ func (e *Env) startKubeVirt(ctx context.Context, o options) error {
 		return err
 	}
 	if err := e.startKubeVirtWebhooks(ctx); err != nil {
+		return err
+	}
+	policies, err := Generate(ctx, KubeVirtTool, "admission-policies", "-namespace", KubeVirtNamespace)
+	if err != nil {
+		return err
+	}
+	if err := e.createAll(ctx, policies); err != nil {
 		return err
 	}
 	if o.virtController {

@@ -153,7 +153,10 @@ func (p *process) logTail() string {
 func (p *process) exitedEarly() error {
 	select {
 	case <-p.done:
-		return fmt.Errorf("%s exited (%v): %s", p.name, p.waitErr, strings.TrimSpace(p.logTail()))
+		if p.waitErr == nil {
+			return fmt.Errorf("%s exited with status 0: %s", p.name, strings.TrimSpace(p.logTail()))
+		}
+		return fmt.Errorf("%s exited (%w): %s", p.name, p.waitErr, strings.TrimSpace(p.logTail()))
 	default:
 		return nil
 	}

@@ -89,6 +89,9 @@ func (e *Env) componentConfig(ctx context.Context, id identity, boundPod *corev1
 	if err != nil {
 		return nil, "", err
 	}
+	for _, obj := range rbac {
+		inNamespace(obj, id.namespace)
+	}
 	if err := e.createAll(ctx, rbac); err != nil {
 		return nil, "", err
 	}
@@ -142,4 +145,18 @@ func (e *Env) ComponentErrors() error {
 		errs = append(errs, p.exitedEarly())
 	}
 	return errors.Join(errs...)
+}
+
+// inNamespace completes what an operator completes in the generated RBAC of
+// its components: the namespace of their ServiceAccount subjects.
+func inNamespace(obj *unstructured.Unstructured, namespace string) {
+	subjects, _, _ := unstructured.NestedSlice(obj.Object, "subjects")
+	for _, s := range subjects {
+		if subject, ok := s.(map[string]any); ok && subject["kind"] == "ServiceAccount" && subject["namespace"] == nil {
+			subject["namespace"] = namespace
+		}
+	}
+	if subjects != nil {
+		_ = unstructured.SetNestedSlice(obj.Object, subjects, "subjects")
+	}
 }

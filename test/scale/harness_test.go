@@ -12,10 +12,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
-
-	cdicorev1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/simulator"
@@ -31,22 +30,24 @@ import (
 // infraNamespace is the tenant namespace on the infra cluster.
 const infraNamespace = "cluster-scale"
 
-// rig is two control planes with the simulator running.
+// rig is two control planes, the infra one running KubeVirt's and CDI's
+// own controllers and admission, with the simulator playing the infra
+// nodes and the guests.
 type rig struct {
 	user, infra *envtest.Env
+	stopSim     func()
 }
 
 func startRig(tb testing.TB) *rig {
 	tb.Helper()
 	r := &rig{
-		infra: envtest.Start(tb, envtest.WithControllerManager(), envtest.WithKubeconfigNamespace(infraNamespace)),
+		infra: envtest.Start(tb, envtest.WithVirtController(), envtest.WithCDIController(), envtest.WithKubeconfigNamespace(infraNamespace)),
 		user:  envtest.Start(tb, envtest.WithControllerManager()),
 	}
 	ctx := tb.Context()
 	for _, obj := range []ctrlruntimeclient.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: infraNamespace}},
-		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "standard"}, Provisioner: "rancher.io/local-path"},
-		&cdicorev1beta1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "standard"}},
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "standard"}, Provisioner: simulator.DefaultProvisioner},
 	} {
 		if err := r.infra.Client.Create(ctx, obj); err != nil {
 			tb.Fatal(err)
@@ -59,20 +60,35 @@ func startRig(tb testing.TB) *rig {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := simulator.Add(mgr, simulator.Options{UserClient: r.user.Client}); err != nil {
+	if err := simulator.Add(ctx, mgr, simulator.Options{VirtHandler: r.infra.VirtHandlerConfig, UserClient: r.user.Client}); err != nil {
 		tb.Fatal(err)
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() { defer close(done); _ = mgr.Start(runCtx) }()
-	tb.Cleanup(func() { cancel(); <-done })
+	r.stopSim = sync.OnceFunc(func() { cancel(); <-done })
+	tb.Cleanup(r.stopSim)
 	return r
+}
+
+// stop stops the simulator and both control planes before the test ends:
+// one cdi-controller runs per machine at a time.
+func (r *rig) stop(tb testing.TB) {
+	tb.Helper()
+	r.stopSim()
+	for _, env := range []*envtest.Env{r.user, r.infra} {
+		if err := env.Stop(); err != nil {
+			tb.Errorf("failed to stop envtest: %v", err)
+		}
+	}
 }
 
 // controllerProcess is a running machine-controller binary.
 type controllerProcess struct {
 	cmd         *exec.Cmd
 	metricsAddr string
+	// stop interrupts the process and waits for it to end.
+	stop func()
 }
 
 // startController builds cmd/machine-controller and runs it against the rig.
@@ -103,12 +119,14 @@ func startController(tb testing.TB, r *rig) *controllerProcess {
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() {
+	p := &controllerProcess{cmd: cmd, metricsAddr: metricsAddr}
+	p.stop = sync.OnceFunc(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
 		_ = logFile.Close()
 	})
-	return &controllerProcess{cmd: cmd, metricsAddr: metricsAddr}
+	tb.Cleanup(p.stop)
+	return p
 }
 
 // peakRSS is the process's peak resident set size (VmHWM) in bytes.

@@ -47,7 +47,8 @@ func (r result) String() string {
 }
 
 // measure runs the raw baseline on one rig, then the controller on a fresh
-// one, in the same process one after the other.
+// one, in the same process one after the other; each rig is stopped before
+// the next starts.
 func measure(tb testing.TB, replicas int, timeout time.Duration) result {
 	tb.Helper()
 	res := result{replicas: replicas}
@@ -56,6 +57,7 @@ func measure(tb testing.TB, replicas int, timeout time.Duration) result {
 	if res.rawTime, err = rawScaleUp(tb, raw, replicas, timeout); err != nil {
 		tb.Fatal(err)
 	}
+	raw.stop(tb)
 	r := startRig(tb)
 	ctrlProc := startController(tb, r)
 	if res.controllerTime, err = controllerScaleUp(tb, r, replicas, timeout); err != nil {
@@ -74,6 +76,8 @@ func measure(tb testing.TB, replicas int, timeout time.Duration) result {
 	if res.peakRSS, err = ctrlProc.peakRSS(); err != nil {
 		tb.Fatal(err)
 	}
+	ctrlProc.stop()
+	r.stop(tb)
 	return res
 }
 
@@ -124,8 +128,8 @@ func controllerScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duratio
 	return time.Since(start), err
 }
 
-// rawScaleUp creates what the controller would, directly: per Machine the
-// user-data Secret and the VirtualMachine (built by the same builder) on the
+// rawScaleUp creates what the controller would, directly: the image's cache
+// DataVolume once, per Machine the user-data Secret and the VirtualMachine (built by the same builder) on the
 // infra cluster and the Machine on the user cluster, then waits until every
 // guest's Node is Ready.
 func rawScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (time.Duration, error) {
@@ -142,6 +146,15 @@ func rawScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (tim
 		return 0, err
 	}
 	start := time.Now()
+	cache, err := vm.CacheDataVolume(vm.Input{Settings: settings, Facts: vm.Facts{Namespace: infraNamespace}})
+	if err != nil {
+		return 0, err
+	}
+	if cache != nil {
+		if err := r.infra.Client.Create(ctx, cache); err != nil {
+			return 0, err
+		}
+	}
 	for i := range replicas {
 		name := fmt.Sprintf("scale-raw-%04d", i)
 		objs, err := vm.Build(vm.Input{Settings: settings, Machine: vm.MachineInfo{Name: name, MachineDeployment: "scale"},

@@ -1,16 +1,33 @@
-// Package simulator is a TEST COMPONENT that plays KubeVirt's and CDI's
-// control loops where no container runtime exists: for every VirtualMachine
-// it creates the DataVolumes of its dataVolumeTemplates and drives them to
-// Succeeded, then creates the VirtualMachineInstance and drives it through
-// Scheduled to Running with an IP address, all through the API server, as
-// virt-controller, virt-handler and cdi-controller would. Given a client of
-// a user cluster (Options.UserClient) it also plays the guests' kubelets: a
-// Ready Node per running VMI (not ready while the VMI does not run),
-// removed when the VM goes. Like KubeVirt it restarts the ended VMI of a VM
-// of run strategy Always (StopVMI ends one, optionally for good); Evacuate
-// plays an infra node drain (status.evacuationNodeName), and
-// VirtualMachineInstanceMigrations are completed by moving the VMI to the
-// other simulated infra node. With Options.ImportHTTP an HTTP DataVolume
-// import really downloads its URL (test/importer) before it succeeds, so a
-// local image server can count the bytes. It never runs in production.
+// Package simulator is a TEST COMPONENT that plays, on the infra cluster of
+// a test, what has no code that runs here: the kubelets and the scheduler of
+// the infra nodes, an external volume provisioner, KubeVirt's virt-handler
+// and the guests. KubeVirt's and CDI's own controllers (virt-controller,
+// cdi-controller) and admission run beside it (test/envtest WithKubeVirt,
+// WithVirtController, WithCDIController) and do everything else: VMs become
+// VMIs, DataVolumes and virt-launcher pods; DataVolumes become PVCs and
+// importer, cloner and upload server pods; migrations, evacuations,
+// restarts and deletions follow KubeVirt's and CDI's rules.
+//
+// What it plays:
+//   - infra nodes (NodeName, SecondNodeName, ...): Ready, with capacity,
+//     labelled and kept alive by their simulated virt-handler;
+//   - the scheduler: pending pods are bound to a node their node selector,
+//     required node affinity, required pod anti-affinity and taints allow,
+//     the least loaded first; WaitForFirstConsumer claims get the node;
+//   - the kubelets: bound pods run at once (IPs, container states, readiness
+//     from the readiness gates), deleted pods go, and the programs of
+//     known images run to their real termination messages: CDI's importer
+//     (HTTP, blank, size detection), upload server and cloner, and
+//     virt-launcher, which ends with its VMI;
+//   - a volume provisioner for the given provisioner names (PVs for the
+//     claims kube-controller-manager's binder hands it; released volumes
+//     deleted);
+//   - virt-handler, per node as that node's virt-handler identity: guests
+//     boot (Running after StartDelay, with addresses and LiveMigratable from
+//     their volumes), crash (StopVMI), shut down on deletion, and live
+//     migrations run their handler steps on source and target;
+//   - the guests' kubelets in the user cluster (Options.UserClient): a Ready
+//     Node per running guest, removed when its VM goes.
+//
+// It never runs in production.
 package simulator

@@ -2,230 +2,204 @@ package simulator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"slices"
 	"time"
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
-	cdicorev1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
-// NodeName is the infra node every simulated VMI runs on.
-const NodeName = "infra-node-sim"
-
-// Options tune the simulated delays and imports.
+// Options tune the simulated infra cluster.
 type Options struct {
-	// ImportDelay is how long a DataVolume stays in progress.
-	ImportDelay time.Duration
-	// StartDelay is how long a VMI stays Scheduled before Running.
+	// Nodes are the infra nodes; NodeName and SecondNodeName when empty.
+	Nodes []string
+	// VirtHandler returns the REST config of the virt-handler of a node
+	// (envtest.Env.VirtHandlerConfig); the simulated virt-handlers act
+	// with it. Required.
+	VirtHandler func(ctx context.Context, node string) (*rest.Config, error)
+	// Provisioners are the provisioner names whose volumes the simulated
+	// provisioner makes; rancher.io/local-path when empty.
+	Provisioners []string
+	// StartDelay is how long a guest takes to boot once its VMI is
+	// scheduled.
 	StartDelay time.Duration
-	// UserClient, when set, plays the kubelets of the guests: it registers
-	// a Ready Node in the user cluster for every running VMI (named like
-	// the VM, providerID kubevirt://<vm>, InternalIP the VMI's address) and
-	// removes it once the VM is gone or being deleted.
+	// ImportDelay is how long a CDI transfer (import, clone) takes.
+	ImportDelay time.Duration
+	// UserClient, when set, plays the kubelets of the guests in the user
+	// cluster: a Ready Node per running guest (named like the VM,
+	// providerID kubevirt://<vm>, InternalIP the guest's address), removed
+	// once the VM is gone or being deleted.
 	UserClient ctrlruntimeclient.Client
-	// ImportHTTP makes the import of a DataVolume with an HTTP source really
-	// download the URL (with test/importer) before it can succeed, so an
-	// image server in the test sees every import; a failed download is
-	// retried. Off by default: imports then only take ImportDelay.
+	// ImportHTTP makes CDI's simulated importer really download an HTTP
+	// source before it succeeds (a failed download is retried), so an image
+	// server in the test sees every import.
 	ImportHTTP bool
 	// HTTPClient downloads the images when ImportHTTP is set;
 	// http.DefaultClient when nil.
 	HTTPClient *http.Client
 }
 
-// Add registers the simulator with a manager of the infra cluster.
-func Add(mgr ctrl.Manager, opts Options) error {
-	r := &reconciler{client: mgr.GetClient(), opts: opts}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("kubevirt-simulator").
-		For(&kubevirtcorev1.VirtualMachine{}).
-		Owns(&kubevirtcorev1.VirtualMachineInstance{}).
-		Owns(&cdicorev1beta1.DataVolume{}).
-		WatchesRawSource(source.Kind(mgr.GetCache(), &kubevirtcorev1.VirtualMachineInstanceMigration{},
-			handler.TypedEnqueueRequestsFromMapFunc(migrationToVM))).
-		// Tests run several simulators in one process.
-		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)}).
-		Complete(r)
+// DefaultProvisioner is the provisioner whose volumes the simulator makes
+// unless Options.Provisioners names others.
+const DefaultProvisioner = "rancher.io/local-path"
+
+func (o Options) withDefaults() Options {
+	if len(o.Nodes) == 0 {
+		o.Nodes = []string{NodeName, SecondNodeName}
+	}
+	if len(o.Provisioners) == 0 {
+		o.Provisioners = []string{DefaultProvisioner}
+	}
+	return o
 }
 
-type reconciler struct {
-	client  ctrlruntimeclient.Client
-	opts    Options
-	imports httpImports
-}
-
-func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	vm := &kubevirtcorev1.VirtualMachine{}
-	if err := r.client.Get(ctx, req.NamespacedName, vm); err != nil {
-		if apierrors.IsNotFound(err) {
-			return reconcile.Result{}, r.removeNode(ctx, req.Name)
-		}
-		return reconcile.Result{}, err
+// Add registers the simulator with a manager of the infra cluster (admin
+// credentials). It registers the infra nodes at once.
+func Add(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	opts = opts.withDefaults()
+	if opts.VirtHandler == nil {
+		return errors.New("simulator: Options.VirtHandler is required")
 	}
-	if vm.DeletionTimestamp != nil {
-		// The owner-reference garbage collector removes VMI and DataVolumes.
-		return reconcile.Result{}, r.removeNode(ctx, vm.Name)
-	}
-	wait, err := r.reconcileDataVolumes(ctx, vm)
-	if err != nil || wait > 0 {
-		return reconcile.Result{RequeueAfter: wait}, err
-	}
-	wait, err = r.reconcileVMI(ctx, vm)
+	direct, err := ctrlruntimeclient.New(mgr.GetConfig(), ctrlruntimeclient.Options{Scheme: mgr.GetScheme()})
 	if err != nil {
-		return reconcile.Result{}, err
+		return err
 	}
-	if err := r.completeMigrations(ctx, vm); err != nil {
-		return reconcile.Result{}, err
+	if err := createInfraNodes(ctx, direct, opts.Nodes); err != nil {
+		return err
 	}
-	if err := r.registerNode(ctx, vm); err != nil {
-		return reconcile.Result{}, err
+	c := mgr.GetClient()
+	if err := addPodControllers(mgr, c, opts); err != nil {
+		return err
 	}
-	return reconcile.Result{RequeueAfter: wait}, r.updateVMStatus(ctx, vm)
-}
-
-// reconcileDataVolumes creates missing DataVolumes and completes imports
-// whose delay has passed. It returns how long to wait for the rest.
-func (r *reconciler) reconcileDataVolumes(ctx context.Context, vm *kubevirtcorev1.VirtualMachine) (time.Duration, error) {
-	var wait time.Duration
-	for _, tmpl := range vm.Spec.DataVolumeTemplates {
-		dv := &cdicorev1beta1.DataVolume{}
-		err := r.client.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: vm.Namespace, Name: tmpl.Name}, dv)
-		if apierrors.IsNotFound(err) {
-			dv = &cdicorev1beta1.DataVolume{
-				ObjectMeta: metav1.ObjectMeta{
-					Name: tmpl.Name, Namespace: vm.Namespace,
-					Labels: tmpl.Labels, Annotations: tmpl.Annotations,
-					OwnerReferences: []metav1.OwnerReference{ownerRef(vm)},
-				},
-				Spec: tmpl.Spec,
-			}
-			if err := r.client.Create(ctx, dv); err != nil {
-				return 0, fmt.Errorf("failed to create DataVolume %s: %w", tmpl.Name, err)
-			}
-		} else if err != nil {
-			return 0, fmt.Errorf("failed to get DataVolume %s: %w", tmpl.Name, err)
-		}
-		w, err := r.progressDataVolume(ctx, dv)
-		if err != nil {
-			return 0, err
-		}
-		wait = max(wait, w)
+	if err := addStorage(mgr, c, opts.Provisioners); err != nil {
+		return err
 	}
-	return wait, nil
-}
-
-func (r *reconciler) progressDataVolume(ctx context.Context, dv *cdicorev1beta1.DataVolume) (time.Duration, error) {
-	if dv.Status.Phase == cdicorev1beta1.Succeeded {
-		return 0, nil
-	}
-	if err := r.importHTTP(ctx, dv); err != nil {
-		return 0, err
-	}
-	remaining := time.Until(dv.CreationTimestamp.Add(r.opts.ImportDelay))
-	phase, progress := cdicorev1beta1.ImportInProgress, cdicorev1beta1.DataVolumeProgress("50.0%")
-	if dv.Spec.Source != nil && dv.Spec.Source.Blank != nil || remaining <= 0 {
-		phase, progress, remaining = cdicorev1beta1.Succeeded, "100.0%", 0
-	}
-	if dv.Status.Phase != phase {
-		dv.Status.Phase, dv.Status.Progress = phase, progress
-		if err := r.client.Status().Update(ctx, dv); err != nil {
-			return 0, fmt.Errorf("failed to update DataVolume %s status: %w", dv.Name, err)
+	for _, node := range opts.Nodes {
+		if err := addVirtHandler(ctx, mgr, node, opts); err != nil {
+			return err
 		}
 	}
-	return max(remaining, 0), nil
-}
-
-// reconcileVMI creates the VMI of a VM that should run and moves it to
-// Running once StartDelay has passed.
-func (r *reconciler) reconcileVMI(ctx context.Context, vm *kubevirtcorev1.VirtualMachine) (time.Duration, error) {
-	if rs := vm.Spec.RunStrategy; rs != nil && *rs == kubevirtcorev1.RunStrategyHalted {
-		return 0, nil
-	}
-	vmi := &kubevirtcorev1.VirtualMachineInstance{}
-	err := r.client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(vm), vmi)
-	if apierrors.IsNotFound(err) {
-		vmi = &kubevirtcorev1.VirtualMachineInstance{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: vm.Name, Namespace: vm.Namespace,
-				Labels: vm.Spec.Template.ObjectMeta.Labels, Annotations: vm.Spec.Template.ObjectMeta.Annotations,
-				OwnerReferences: []metav1.OwnerReference{ownerRef(vm)},
-			},
-			Spec: vm.Spec.Template.Spec,
-		}
-		if err := r.client.Create(ctx, vmi); err != nil {
-			return 0, fmt.Errorf("failed to create VirtualMachineInstance %s: %w", vm.Name, err)
-		}
-	} else if err != nil {
-		return 0, fmt.Errorf("failed to get VirtualMachineInstance %s: %w", vm.Name, err)
-	}
-	if ended, err := r.restartEnded(ctx, vm, vmi); err != nil || ended {
-		return 0, err
-	}
-	if vmi.DeletionTimestamp != nil || vmi.Status.Phase == kubevirtcorev1.Running {
-		return 0, nil
-	}
-	remaining := time.Until(vmi.CreationTimestamp.Add(r.opts.StartDelay))
-	phase := kubevirtcorev1.Scheduled
-	if remaining <= 0 {
-		phase = kubevirtcorev1.Running
-	}
-	if vmi.Status.Phase != phase {
-		vmi.Status.Phase = phase
-		vmi.Status.NodeName = placement(vm)
-		if phase == kubevirtcorev1.Running {
-			ip := IPFor(vm.Namespace, vm.Name)
-			vmi.Status.Interfaces = []kubevirtcorev1.VirtualMachineInstanceNetworkInterface{{
-				Name: "default", IP: ip, IPs: []string{ip}, InterfaceName: "eth0",
-			}}
-		}
-		if err := r.client.Update(ctx, vmi); err != nil {
-			return 0, fmt.Errorf("failed to update VirtualMachineInstance %s status: %w", vm.Name, err)
-		}
-	}
-	return max(remaining, 0), nil
-}
-
-func (r *reconciler) updateVMStatus(ctx context.Context, vm *kubevirtcorev1.VirtualMachine) error {
-	vmi := &kubevirtcorev1.VirtualMachineInstance{}
-	running := r.client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(vm), vmi) == nil && vmi.Status.Phase == kubevirtcorev1.Running
-	status := kubevirtcorev1.VirtualMachineStatusProvisioning
-	if running {
-		status = kubevirtcorev1.VirtualMachineStatusRunning
-	}
-	if vm.Status.PrintableStatus == status && vm.Status.Ready == running {
+	if opts.UserClient == nil {
 		return nil
 	}
-	vm.Status.PrintableStatus, vm.Status.Ready, vm.Status.Created = status, running, true
-	if err := r.client.Status().Update(ctx, vm); err != nil {
-		return fmt.Errorf("failed to update VirtualMachine %s status: %w", vm.Name, err)
-	}
-	return nil
+	return newController(mgr, "simulator-guests").
+		For(&kubevirtcorev1.VirtualMachine{}).
+		Owns(&kubevirtcorev1.VirtualMachineInstance{}).
+		Complete(&guests{infra: c, user: opts.UserClient})
 }
 
-func ownerRef(vm *kubevirtcorev1.VirtualMachine) metav1.OwnerReference {
-	return metav1.OwnerReference{
-		APIVersion: kubevirtcorev1.SchemeGroupVersion.String(), Kind: "VirtualMachine",
-		Name: vm.Name, UID: vm.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+// newController starts a controller builder; tests run several simulators
+// in one process.
+func newController(mgr ctrl.Manager, name string) *builder.Builder {
+	return ctrl.NewControllerManagedBy(mgr).Named(name).
+		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)})
+}
+
+// addPodControllers registers the scheduler and the kubelets.
+func addPodControllers(mgr ctrl.Manager, c ctrlruntimeclient.Client, opts Options) error {
+	unbound := predicate.NewPredicateFuncs(func(obj ctrlruntimeclient.Object) bool {
+		return obj.(*corev1.Pod).Spec.NodeName == ""
+	})
+	if err := newController(mgr, "simulator-scheduler").For(&corev1.Pod{}, builder.WithPredicates(unbound)).
+		Complete(&scheduler{client: c}); err != nil {
+		return err
+	}
+	cdi := &cdiPrograms{client: c, delay: opts.ImportDelay, importHTTP: opts.ImportHTTP, httpClient: opts.HTTPClient}
+	programs := cdi.programs()
+	for image, p := range (&launcher{client: c}).programs() {
+		programs[image] = p
+	}
+	k := &kubelet{client: c, nodes: opts.Nodes, programs: programs}
+	bound := predicate.NewPredicateFuncs(func(obj ctrlruntimeclient.Object) bool {
+		return slices.Contains(opts.Nodes, obj.(*corev1.Pod).Spec.NodeName)
+	})
+	return newController(mgr, "simulator-kubelet").For(&corev1.Pod{}, builder.WithPredicates(bound)).
+		Watches(&kubevirtcorev1.VirtualMachineInstance{}, handler.EnqueueRequestsFromMapFunc(launcherPodsOf(c))).
+		Complete(k)
+}
+
+// launcherPodsOf maps a VMI to its virt-launcher pods, whose program
+// follows the VMI.
+func launcherPodsOf(c ctrlruntimeclient.Reader) handler.MapFunc {
+	return func(ctx context.Context, obj ctrlruntimeclient.Object) []reconcile.Request {
+		pods := &corev1.PodList{}
+		if err := c.List(ctx, pods, ctrlruntimeclient.InNamespace(obj.GetNamespace()),
+			ctrlruntimeclient.MatchingLabels{kubevirtcorev1.CreatedByLabel: string(obj.GetUID())}); err != nil {
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(pods.Items))
+		for _, pod := range pods.Items {
+			out = append(out, reconcile.Request{NamespacedName: ctrlruntimeclient.ObjectKeyFromObject(&pod)})
+		}
+		return out
 	}
 }
 
-// IPFor is the pod-network address the simulator gives a VM: stable for a
-// namespace/name, inside 10.244.0.0/16.
+// addStorage registers the volume provisioner and reclaimer.
+func addStorage(mgr ctrl.Manager, c ctrlruntimeclient.Client, names []string) error {
+	p := &provisioner{client: c, names: names}
+	if err := newController(mgr, "simulator-provisioner").For(&corev1.PersistentVolumeClaim{}).Complete(p); err != nil {
+		return err
+	}
+	return newController(mgr, "simulator-volume-reclaimer").For(&corev1.PersistentVolume{}).
+		Complete(&volumeReclaimer{client: c, names: p.ours})
+}
+
+// addVirtHandler registers the virt-handler of a node: a cluster with its
+// identity, its VMI controller and its node heartbeat.
+func addVirtHandler(ctx context.Context, mgr ctrl.Manager, node string, opts Options) error {
+	cfg, err := opts.VirtHandler(ctx, node)
+	if err != nil {
+		return fmt.Errorf("failed to get the identity of node %s's virt-handler: %w", node, err)
+	}
+	cl, err := cluster.New(cfg, func(o *cluster.Options) { o.Scheme = mgr.GetScheme() })
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(cl); err != nil {
+		return err
+	}
+	h := &virtHandler{node: node, client: cl.GetClient(), vmis: cl.GetCache(), admin: mgr.GetClient(), startDelay: opts.StartDelay}
+	err = newController(mgr, "simulator-virt-handler-"+node).
+		WatchesRawSource(source.Kind(cl.GetCache(), &kubevirtcorev1.VirtualMachineInstance{},
+			&handler.TypedEnqueueRequestForObject[*kubevirtcorev1.VirtualMachineInstance]{})).
+		Complete(h)
+	if err != nil {
+		return err
+	}
+	return mgr.Add(&handlerNode{node: node, client: cl.GetClient()})
+}
+
+// IPFor is the pod-network address the simulator gives a VM's guest (and a
+// pod): stable for a namespace/name, inside 10.244.0.0/16.
 func IPFor(namespace, name string) string {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(namespace + "/" + name))
 	sum := h.Sum32()
 	return fmt.Sprintf("10.244.%d.%d", (sum>>8)%256, sum%254+1)
+}
+
+// macFor is the MAC address of a guest's interface: stable, locally
+// administered.
+func macFor(namespace, name, iface string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(namespace + "/" + name + "/" + iface))
+	sum := h.Sum32()
+	return fmt.Sprintf("02:00:%02x:%02x:%02x:%02x", sum>>24, (sum>>16)&0xff, (sum>>8)&0xff, sum&0xff)
 }

@@ -8,6 +8,8 @@
 //	                                          a component's ServiceAccount, roles and bindings
 //	kubevirt-upstream webhook-configurations -namespace NS
 //	                                          virt-api's admission webhook configurations
+//	kubevirt-upstream admission-policies -namespace NS
+//	                                          the admission policies virt-operator installs
 //	kubevirt-upstream webhooks -kubeconfig F -namespace NS -listen ADDR -tls-cert F -tls-key F
 //	                                          serves virt-api's admission webhooks
 //
@@ -29,6 +31,7 @@ var commands = map[string]command{
 	"operator":               {runOperator, "print virt-operator's ServiceAccount, RBAC and Deployment"},
 	"rbac":                   {runRBAC, "print virt-api's, virt-controller's or virt-handler's ServiceAccount, roles and bindings"},
 	"webhook-configurations": {runWebhookConfigurations, "print virt-api's admission webhook configurations"},
+	"admission-policies":     {runAdmissionPolicies, "print the admission policies virt-operator installs (virt-handler's node restriction)"},
 	"webhooks":               {runWebhooks, "serve virt-api's admission webhooks"},
 }
 
@@ -51,7 +54,7 @@ func main() {
 
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: kubevirt-upstream <command> [flags]; commands:")
-	for _, name := range []string{"crds", "operator", "rbac", "webhook-configurations", "webhooks"} {
+	for _, name := range []string{"crds", "operator", "rbac", "webhook-configurations", "admission-policies", "webhooks"} {
 		fmt.Fprintf(os.Stderr, "  %-24s %s\n", name, commands[name].summary)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"kubevirt.io/kubevirt/pkg/virt-operator/resource/generate/components"
+	vap "kubevirt.io/kubevirt/pkg/virt-operator/resource/generate/components/validatingadmissionpolicies"
 	"kubevirt.io/kubevirt/pkg/virt-operator/resource/generate/rbac"
 )
 
@@ -127,4 +128,20 @@ func runWebhookConfigurations(args []string) error {
 		components.NewVirtAPIValidatingWebhookConfiguration(*namespace),
 		components.NewVirtLauncherPodMutatingWebhookConfiguration(*namespace),
 	})
+}
+
+func runAdmissionPolicies(args []string) error {
+	fs := flag.NewFlagSet("admission-policies", flag.ContinueOnError)
+	namespace := fs.String("namespace", "kubevirt", "the namespace KubeVirt runs in")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	// What virt-operator installs whatever the configuration: the node
+	// restriction of virt-handler's writes to Nodes.
+	handler := fmt.Sprintf("system:serviceaccount:%s:%s", *namespace, components.HandlerServiceAccountName)
+	policy := vap.NewHandlerV1ValidatingAdmissionPolicy(handler)
+	binding := vap.NewHandlerV1ValidatingAdmissionPolicyBinding()
+	policy.APIVersion, policy.Kind = "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"
+	binding.APIVersion, binding.Kind = "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"
+	return write([]any{policy, binding})
 }

@@ -1,0 +1,218 @@
+package envtest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	certutil "k8s.io/client-go/util/cert"
+)
+
+// CDINamespace is where CDI's components live, as kubevirt-installer
+// installs them.
+const CDINamespace = "cdi"
+
+// cdiControllerLock serializes cdi-controller processes on this machine:
+// cdi-controller binds its metrics to the fixed port 8443.
+var cdiControllerLock = filepath.Join(os.TempDir(), "kubevirt-kkp-cdi-controller.lock")
+
+// cdiControllerScript runs cdi-controller in a mount namespace of its own:
+// it reads its token signing keys and the upload server's signing CAs from
+// fixed paths under /var/run and writes /tmp/ready, so both /run and /tmp are
+// private tmpfs there, and the host's stay untouched. $1 holds the keys, the
+// CAs and the kubeconfig; the rest is the command.
+const cdiControllerScript = `set -e
+src=$1; shift
+mount -t tmpfs tmpfs /run
+mkdir -p /run/cdi/token/keys /run/certs/cdi-uploadserver-signer /run/certs/cdi-uploadserver-client-signer
+cp "$src/id_rsa" "$src/id_rsa.pub" /run/cdi/token/keys/
+cp "$src/server-signer.crt" /run/certs/cdi-uploadserver-signer/tls.crt
+cp "$src/server-signer.key" /run/certs/cdi-uploadserver-signer/tls.key
+cp "$src/client-signer.crt" /run/certs/cdi-uploadserver-client-signer/tls.crt
+cp "$src/client-signer.key" /run/certs/cdi-uploadserver-client-signer/tls.key
+cp "$src/kubeconfig" /run/cdi/kubeconfig
+mount -t tmpfs tmpfs /tmp
+exec "$@" -kubeconfig /run/cdi/kubeconfig`
+
+// WithCDIController runs CDI's cdi-controller beside the API server under
+// the RBAC CDI generates for it, with the CDI CR kubevirt-installer's cdi
+// chart renders: DataVolumes get PVCs and importer, cloner and upload server
+// pods, StorageProfiles follow StorageClasses. Nothing runs the pods or
+// provisions the volumes; a test plays the kubelets, the scheduler and a
+// provisioner. It implies WithControllerManager (volume binding and
+// protection). Only one cdi-controller runs on a machine at a time (it binds
+// the fixed port 8443); a second waits for the first to stop.
+func WithCDIController() Option {
+	return func(o *options) { o.cdiController, o.controllerManager = true, true }
+}
+
+var cdiControllerIdentity = identity{
+	tool: CDITool, rbacArgs: []string{"controller-rbac", "-namespace", CDINamespace},
+	namespace: CDINamespace, name: "cdi-sa",
+}
+
+// cdiLockTimeout bounds the wait for another cdi-controller on the machine.
+const cdiLockTimeout = 30 * time.Minute
+
+// startCDI installs the CDI CR and starts cdi-controller.
+func (e *Env) startCDI(ctx context.Context) error {
+	lockCtx, cancel := context.WithTimeout(ctx, cdiLockTimeout)
+	defer cancel()
+	unlock, err := lockFile(lockCtx, cdiControllerLock)
+	if err != nil {
+		return fmt.Errorf("failed to wait for another cdi-controller on this machine to stop: %w", err)
+	}
+	e.unlocks = append(e.unlocks, unlock)
+	ctx, cancel = context.WithTimeout(ctx, kubeVirtStartTimeout)
+	defer cancel()
+	if err := e.ensureNamespace(ctx, CDINamespace); err != nil {
+		return err
+	}
+	cdi, err := ChartObject("cdi", "CDI")
+	if err != nil {
+		return err
+	}
+	// cdi-operator marks its CR so that cdi-controller takes the CR's
+	// configuration (feature gates among it) into the CDIConfig.
+	cdi.SetAnnotations(map[string]string{"cdi.kubevirt.io/configAuthority": ""})
+	if err := e.Client.Create(ctx, cdi); err != nil {
+		return fmt.Errorf("failed to create the CDI CR: %w", err)
+	}
+	_, kubeconfig, err := e.componentConfig(ctx, cdiControllerIdentity, nil)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(e.workDir, "cdi-controller")
+	if err := writeCDIFiles(dir, kubeconfig); err != nil {
+		return err
+	}
+	if err := e.uploadSigners(ctx, dir); err != nil {
+		return err
+	}
+	images, err := chartImages("cdi")
+	if err != nil {
+		return err
+	}
+	err = e.startComponent(ctx, processSpec{
+		name: "cdi-controller", path: CDIController,
+		wrap: []string{"unshare", "--mount", "--propagation", "private", "sh", "-c", cdiControllerScript, "cdi-controller", dir},
+		env: []string{
+			"IMPORTER_IMAGE=" + images["importer"], "CLONER_IMAGE=" + images["cloner"],
+			"UPLOADSERVER_IMAGE=" + images["uploadServer"], "OVIRT_POPULATOR_IMAGE=" + images["importer"],
+			"UPLOADPROXY_SERVICE=cdi-uploadproxy", "PULL_POLICY=IfNotPresent",
+		},
+		startGrace: time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	return e.waitLeader(ctx, CDINamespace, "cdi-controller-leader-election-helper")
+}
+
+// writeCDIFiles writes what cdi-controller reads from fixed paths: an RSA
+// key pair for the tokens it signs, and its kubeconfig.
+func writeCDIFiles(dir, kubeconfig string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return fmt.Errorf("failed to generate cdi-controller's token key: %w", err)
+	}
+	public, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(kubeconfig)
+	if err != nil {
+		return err
+	}
+	for name, data := range map[string][]byte{
+		"id_rsa":     pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
+		"id_rsa.pub": pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: public}),
+		"kubeconfig": raw,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockFile takes an exclusive lock on path, waiting while another process
+// holds it, and returns its release.
+func lockFile(ctx context.Context, path string) (func() error, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(context.Context) (bool, error) {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	return f.Close, nil
+}
+
+// uploadSigners creates what cdi-operator provides for host-assisted clones:
+// the CAs that sign the upload servers' certificates and their clients', as
+// files for cdi-controller and as bundle ConfigMaps for the pods.
+func (e *Env) uploadSigners(ctx context.Context, dir string) error {
+	for _, signer := range []struct{ file, configMap string }{
+		{"server-signer", "cdi-uploadserver-signer-bundle"},
+		{"client-signer", "cdi-uploadserver-client-signer-bundle"},
+	} {
+		ca, err := newCA(signer.file)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, signer.file+".crt"), ca.certPEM, 0o600); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, signer.file+".key"), ca.keyPEM, 0o600); err != nil {
+			return err
+		}
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: CDINamespace, Name: signer.configMap},
+			Data:       map[string]string{"ca-bundle.crt": string(ca.certPEM)},
+		}
+		if err := e.Client.Create(ctx, cm); err != nil {
+			return fmt.Errorf("failed to create ConfigMap %s: %w", signer.configMap, err)
+		}
+	}
+	return nil
+}
+
+// ca is a self-signed certificate authority in PEM.
+type ca struct{ certPEM, keyPEM []byte }
+
+func newCA(name string) (*ca, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: name}, key)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create CA %s: %w", name, err)
+	}
+	return &ca{
+		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}),
+		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
+	}, nil
+}

@@ -1,0 +1,54 @@
+package envtest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	cdicorev1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+func TestCDIController(t *testing.T) {
+	env := Start(t, WithCDIController())
+	ctx, c := t.Context(), env.Client
+	class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Provisioner: "rancher.io/local-path"}
+	if err := c.Create(ctx, class); err != nil {
+		t.Fatal(err)
+	}
+	poll := func(what string, cond func(ctx context.Context) (bool, error)) {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, cond); err != nil {
+			t.Fatalf("%s: %v; %v", what, err, env.ComponentErrors())
+		}
+	}
+	poll("cdi-controller creates the StorageProfile", func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Name: class.Name}, &cdicorev1beta1.StorageProfile{})
+		return err == nil, ctrlruntimeclient.IgnoreNotFound(err)
+	})
+	ns := env.CreateNamespace(t, "cdi-test")
+	dv := &cdicorev1beta1.DataVolume{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "blank"},
+		Spec: cdicorev1beta1.DataVolumeSpec{
+			Source: &cdicorev1beta1.DataVolumeSource{Blank: &cdicorev1beta1.DataVolumeBlankImage{}},
+			Storage: &cdicorev1beta1.StorageSpec{
+				StorageClassName: &class.Name,
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			},
+		},
+	}
+	if err := c.Create(ctx, dv); err != nil {
+		t.Fatal(err)
+	}
+	poll("cdi-controller creates the PVC", func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(dv), &corev1.PersistentVolumeClaim{})
+		return err == nil, ctrlruntimeclient.IgnoreNotFound(err)
+	})
+}

@@ -1,0 +1,95 @@
+package simulator
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Names of the simulated infra nodes.
+const (
+	// NodeName is the first simulated infra node.
+	NodeName = "infra-node-sim"
+	// SecondNodeName is the second.
+	SecondNodeName = "infra-node-sim-2"
+)
+
+// infraNodeCapacity is what every simulated infra node offers: plenty, so
+// that only placement rules decide where a pod goes.
+var infraNodeCapacity = corev1.ResourceList{
+	corev1.ResourceCPU:              resource.MustParse("64"),
+	corev1.ResourceMemory:           resource.MustParse("256Gi"),
+	corev1.ResourcePods:             resource.MustParse("500"),
+	corev1.ResourceEphemeralStorage: resource.MustParse("1Ti"),
+	"devices.kubevirt.io/kvm":       resource.MustParse("1k"),
+	"devices.kubevirt.io/tun":       resource.MustParse("1k"),
+	"devices.kubevirt.io/vhost-net": resource.MustParse("1k"),
+	"hugepages-2Mi":                 resource.MustParse("64Gi"),
+}
+
+// createInfraNodes registers the infra nodes as their kubelets would.
+// KubeVirt's own labels come from the simulated virt-handlers.
+func createInfraNodes(ctx context.Context, c ctrlruntimeclient.Client, names []string) error {
+	for _, name := range names {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			corev1.LabelHostname: name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64",
+		}}}
+		status := corev1.NodeStatus{Capacity: infraNodeCapacity.DeepCopy(), Allocatable: infraNodeCapacity.DeepCopy()}
+		if err := registerNode(ctx, c, node, hostIP(name), status); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// registerNode plays a kubelet registering its node (with the annotation a
+// kubelet gives it; KubeVirt's node restriction policy fails on a node
+// without any), and the node lifecycle controller that marks it Ready and
+// removes the not-ready taint the API server gives a new node. A Ready node
+// with the address is left alone.
+func registerNode(ctx context.Context, c ctrlruntimeclient.Client, node *corev1.Node, ip string, status corev1.NodeStatus) error {
+	metav1.SetMetaDataAnnotation(&node.ObjectMeta, "volumes.kubernetes.io/controller-managed-attach-detach", "true")
+	err := c.Create(ctx, node)
+	if apierrors.IsAlreadyExists(err) {
+		err = c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(node), node)
+	}
+	if err != nil {
+		return fmt.Errorf("failed to register node %s: %w", node.Name, err)
+	}
+	if !nodeReady(node) || len(node.Status.Addresses) == 0 || node.Status.Addresses[0].Address != ip {
+		now := metav1.Now()
+		status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: node.Name}}
+		status.Conditions = []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+			Message: "simulated kubelet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now,
+		}}
+		status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: KubeletVersion, OperatingSystem: "linux", Architecture: "amd64"}
+		node.Status = status
+		if err := c.Status().Update(ctx, node); err != nil {
+			return fmt.Errorf("failed to report node %s ready: %w", node.Name, err)
+		}
+	}
+	base := node.DeepCopy()
+	node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeNotReady })
+	if len(node.Spec.Taints) == len(base.Spec.Taints) {
+		return nil
+	}
+	if err := c.Patch(ctx, node, ctrlruntimeclient.MergeFrom(base)); err != nil {
+		return fmt.Errorf("failed to untaint node %s: %w", node.Name, err)
+	}
+	return nil
+}
+
+// hostIP is the address of a simulated infra node: stable for its name.
+func hostIP(node string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(node))
+	return fmt.Sprintf("192.168.100.%d", h.Sum32()%250+2)
+}

@@ -15,18 +15,19 @@ type renderFlags struct {
 	infraKubeconfig string
 }
 
-func newRenderCmd(in io.Reader, out io.Writer) *cobra.Command {
+func newRenderCmd(in io.Reader, out, errOut io.Writer) *cobra.Command {
 	var f renderFlags
 	cmd := &cobra.Command{
 		Use:   "render -f FILE [-o yaml|json] [--namespace NS] [--infra-kubeconfig PATH]",
 		Short: "Print the VirtualMachine and Secret that one Machine of each input object would get",
-		Long: `render reads Machines, MachineSets or MachineDeployments (multi-document YAML or JSON; "-" reads stdin)
-and prints, for each, the objects that one Machine of it would get on the infra cluster: the VirtualMachine
+		Long: `render reads Machines, MachineSets or MachineDeployments (multi-document YAML or JSON, Lists of them as
+kubectl get -o yaml|json prints them; "-" reads stdin) and prints, for each, the objects that one Machine of it would get on the infra cluster: the VirtualMachine
 (with its DataVolumeTemplates) first, then the cloud-init Secret with placeholder user data. The Machine is
 named after the input object. Without --infra-kubeconfig no cluster is contacted and facts that live on the
 infra cluster (storage profiles, instancetype kinds, zone usage) take their defaults.
 
-An invalid spec exits non-zero with the message the controller would put on the Machine.`,
+An invalid spec exits non-zero with the message the controller would put on the Machine, and so does an
+input without a single object. Warnings (converted or ignored input) go to stderr, so stdout stays parseable.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts := &render.Options{
@@ -35,6 +36,7 @@ An invalid spec exits non-zero with the message the controller would put on the 
 				Namespace: f.namespace,
 				In:        in,
 				Out:       out,
+				ErrOut:    errOut,
 			}
 			if f.infraKubeconfig != "" {
 				infra, err := newInfraFacts(cmd.Context(), f.infraKubeconfig)

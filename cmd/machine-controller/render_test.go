@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"sigs.k8s.io/yaml"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -36,9 +40,11 @@ users:
 
 func TestRender(t *testing.T) {
 	cases := []struct {
-		name    string
-		args    []string
-		stdin   string
+		name  string
+		args  []string
+		stdin string
+		// golden names the golden file when it is not the case's name.
+		golden  string
 		wantErr string
 	}{
 		{name: "example-md", args: []string{"render", "-f", "../../examples/machinedeployment.yaml"}},
@@ -50,6 +56,25 @@ func TestRender(t *testing.T) {
 		{name: "bad-output", args: []string{"render", "-f", "testdata/invalid.yaml", "-o", "toml"}, wantErr: `output "toml" is not supported`},
 		{name: "no-input", args: []string{"render"}, wantErr: "no input"},
 		{name: "missing-file", args: []string{"render", "-f", "testdata/does-not-exist.yaml"}, wantErr: "failed to open input"},
+		// Lists, as kubectl get -o yaml|json and the API server print them, render
+		// exactly as their items would.
+		{name: "list", args: []string{"render", "-f", "testdata/list.yaml"}, golden: "machineset-and-machine"},
+		{name: "list-stdin-json", args: []string{"render", "-f", "-"}, stdin: listJSON(t, "testdata/list.yaml"), golden: "machineset-and-machine"},
+		{name: "typed-lists", args: []string{"render", "-f", "testdata/typed-lists.yaml"}, golden: "machineset-and-machine"},
+		{name: "list-invalid", args: []string{"render", "-f", "testdata/list-invalid.yaml"}, wantErr: "testdata/list-invalid.yaml: document 1: items[1]: MachineDeployment kube-system/broken: "},
+		{name: "list-wrong-kind", args: []string{"render", "-f", "-"}, stdin: machineDoc + "\n---\n" + listOf(machineDoc, "{apiVersion: v1, kind: ConfigMap, metadata: {name: x}}"), wantErr: `stdin: document 2: items[1]: kind "ConfigMap" is not supported`},
+		{name: "list-item-not-object", args: []string{"render", "-f", "-"}, stdin: listOf(machineDoc, `"workers"`), wantErr: "stdin: document 1: items[1]: must be an object"},
+		{name: "list-item-without-kind", args: []string{"render", "-f", "-"}, stdin: listOf("{metadata: {name: x}}"), wantErr: "stdin: document 1: items[0]: kind is missing"},
+		{name: "nested-list", args: []string{"render", "-f", "-"}, stdin: listOf(listOf("{apiVersion: v1, kind: Secret}")), wantErr: "stdin: document 1: items[0].items[0]: kind \"Secret\""},
+		{name: "own-json-output", args: []string{"render", "-f", "-"}, stdin: readFile(t, "testdata/golden/example-md-json.txt"), wantErr: `stdin: document 1: items[0]: kind "VirtualMachine" is not supported`},
+		// Input without a single object is an error, not an empty success.
+		{name: "empty-file", args: []string{"render", "-f", "testdata/empty.yaml"}, wantErr: "no MachineDeployment, MachineSet or Machine found in testdata/empty.yaml"},
+		{name: "empty-stdin", args: []string{"render", "-f", "-"}, wantErr: "no MachineDeployment, MachineSet or Machine found in stdin"},
+		{name: "empty-list", args: []string{"render", "-f", "-"}, stdin: "apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: \"\"\n", wantErr: "no MachineDeployment, MachineSet or Machine found in stdin"},
+		{name: "empty-second-file", args: []string{"render", "-f", "testdata/machineset-and-machine.yaml", "-f", "testdata/empty.yaml"}, wantErr: "found in testdata/empty.yaml"},
+		// Warnings go to stderr; stdout stays parseable.
+		{name: "legacy", args: []string{"render", "-f", "testdata/legacy.yaml"}},
+		{name: "legacy-json", args: []string{"render", "-f", "testdata/legacy.yaml", "-o", "json"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,8 +93,17 @@ func TestRender(t *testing.T) {
 				got = "error: " + err.Error() + "\n"
 			} else if err != nil {
 				t.Fatalf("unexpected error: %v", err)
+			} else if slices.Contains(tc.args, "json") && !json.Valid(out.Bytes()) {
+				t.Errorf("stdout of -o json is not JSON:\n%s", got)
 			}
-			compareGolden(t, filepath.Join("testdata", "golden", tc.name+".txt"), got)
+			if errOut.Len() > 0 {
+				got += "--- stderr ---\n" + errOut.String()
+			}
+			golden := tc.golden
+			if golden == "" {
+				golden = tc.name
+			}
+			compareGolden(t, filepath.Join("testdata", "golden", golden+".txt"), got)
 		})
 	}
 }
@@ -92,6 +126,26 @@ func compareGolden(t *testing.T, path, got string) {
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("output differs from %s (-want +got):\n%s", path, diff)
 	}
+}
+
+// machineDoc is a valid Machine in YAML flow style.
+const machineDoc = `{apiVersion: cluster.k8s.io/v1alpha1, kind: Machine, metadata: {name: m}, spec: {providerSpec: {value: {
+  cloudProvider: kubevirt, operatingSystem: ubuntu, operatingSystemSpec: {}, cloudProviderSpec: {clusterName: c,
+  virtualMachine: {template: {cpus: "1", memory: 2Gi, primaryDisk: {osImage: "http://i/u.img", size: 10Gi}}}}}}}}`
+
+// listOf returns a v1 List of the YAML items.
+func listOf(items ...string) string {
+	return "{apiVersion: v1, kind: List, items: [" + strings.Join(items, ", ") + "]}\n"
+}
+
+// listJSON returns the YAML file as JSON.
+func listJSON(t *testing.T, path string) string {
+	t.Helper()
+	raw, err := yaml.YAMLToJSON([]byte(readFile(t, path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
 }
 
 func readFile(t *testing.T, path string) string {

@@ -17,7 +17,7 @@ func newRootCmd(in io.Reader, out, errOut io.Writer) *cobra.Command {
 	root.SetIn(in)
 	root.SetOut(out)
 	root.SetErr(errOut)
-	root.AddCommand(newRenderCmd(in, out))
+	root.AddCommand(newRenderCmd(in, out, errOut))
 	root.AddCommand(newCatalogCmd(out))
 	root.AddCommand(newRunCmd(errOut))
 	return root

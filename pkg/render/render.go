@@ -41,11 +41,15 @@ type Options struct {
 
 	In  io.Reader
 	Out io.Writer
+	// ErrOut receives the warnings of the specs (converted or ignored
+	// input), so that Out stays parseable; nil discards them.
+	ErrOut io.Writer
 }
 
-// Run renders every object of every file. It stops at the first invalid
-// object and returns its error, which carries the message the controller
-// would report.
+// Run reads every file, then renders every object. Each file must hold at
+// least one object. It stops at the first invalid input or object and
+// returns its error, which locates the object and carries the message the
+// controller would report.
 func (o *Options) Run(ctx context.Context) error {
 	if o.Output == "" {
 		o.Output = "yaml"
@@ -56,19 +60,21 @@ func (o *Options) Run(ctx context.Context) error {
 	if len(o.Files) == 0 {
 		return errors.New("no input: give one or more files with -f (\"-\" reads stdin)")
 	}
-	var objs []runtime.Object
+	var sources []source
 	for _, name := range o.Files {
-		sources, err := o.read(name)
+		s, err := o.read(name)
 		if err != nil {
 			return err
 		}
-		for _, src := range sources {
-			rendered, err := o.renderOne(ctx, src)
-			if err != nil {
-				return fmt.Errorf("%s: %w", src.ref, err)
-			}
-			objs = append(objs, rendered.VirtualMachine, rendered.UserDataSecret)
+		sources = append(sources, s...)
+	}
+	var objs []runtime.Object
+	for _, src := range sources {
+		rendered, err := o.renderOne(ctx, src)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", src.where, src.ref, err)
 		}
+		objs = append(objs, rendered.VirtualMachine, rendered.UserDataSecret)
 	}
 	return o.print(objs)
 }
@@ -93,7 +99,10 @@ func (o *Options) renderOne(ctx context.Context, src source) (*vm.Objects, error
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	settings, _, err := config.Load(ctx, src.providerSpec, offlineResolver{}, config.Options{Getenv: getenv})
+	settings, warnings, err := config.Load(ctx, src.providerSpec, offlineResolver{}, config.Options{Getenv: getenv})
+	if err := o.warn(src, warnings); err != nil {
+		return nil, err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +111,19 @@ func (o *Options) renderOne(ctx context.Context, src source) (*vm.Objects, error
 		return nil, err
 	}
 	return vm.Build(vm.Input{Settings: settings, Machine: src.machine, Facts: facts, UserData: PlaceholderUserData})
+}
+
+// warn prints the warnings of one object, each on a line of its own.
+func (o *Options) warn(src source, warnings []string) error {
+	if o.ErrOut == nil {
+		return nil
+	}
+	for _, w := range warnings {
+		if _, err := fmt.Fprintf(o.ErrOut, "Warning: %s: %s: %s\n", src.where, src.ref, w); err != nil {
+			return fmt.Errorf("failed to print a warning: %w", err)
+		}
+	}
+	return nil
 }
 
 func (o *Options) facts(ctx context.Context, settings *config.Settings, machine vm.MachineInfo) (vm.Facts, error) {

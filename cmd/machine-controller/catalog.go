@@ -29,7 +29,8 @@ func newCatalogCmd(out io.Writer) *cobra.Command {
 cluster has in its infra namespace, each with the providerSpec field that selects it: flavors
 (VirtualMachineInstancePresets), instancetypes and preferences (namespaced and cluster-wide), storage classes
 (default, binding mode, whether they are offered to tenant clusters), named images of the image cache and
-NetworkAttachmentDefinitions. JSON and YAML output suit dashboards.`,
+NetworkAttachmentDefinitions. JSON and YAML output suit dashboards. A namespace that does not exist on the infra
+cluster is an error naming the cluster-* namespaces there; an existing empty one lists "none".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			reader, namespace, err := infraReader(f.infraKubeconfig)

@@ -95,4 +95,21 @@ func TestCatalog(t *testing.T) {
 	if _, err := run("-o", "xml"); err == nil || !strings.Contains(err.Error(), "table, json, yaml") {
 		t.Errorf("an unknown format: got %v, want an error naming the formats", err)
 	}
+
+	// A namespace that does not exist (a typo) fails, naming it and the
+	// tenant namespaces; an existing empty one lists nothing and succeeds.
+	if out, err := run("--namespace", "cluster-typo"); err == nil ||
+		!strings.Contains(err.Error(), `namespace "cluster-typo" does not exist on the infra cluster`) || !strings.Contains(err.Error(), ns) {
+		t.Errorf("a missing namespace: got %v, want an error naming it and %s; output:\n%s", err, ns, out)
+	}
+	empty := env.CreateNamespace(t, "cluster-empty")
+	out, err := run("--namespace", empty)
+	if err != nil {
+		t.Fatalf("an empty namespace: %v", err)
+	}
+	for _, section := range []string{"Flavors (virtualMachine.flavor.name)", "Images (primaryDisk: {source: pvc, osImage: ...})", "Networks (virtualMachine.networks[].name)"} {
+		if !strings.Contains(out, section+" in "+empty+":\n  none\n") {
+			t.Errorf("an empty namespace: %s does not say none:\n%s", section, out)
+		}
+	}
 }

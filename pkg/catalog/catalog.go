@@ -100,8 +100,13 @@ func kinds(names ...string) []schema.GroupVersionKind {
 	return out
 }
 
-// List reads the catalog of namespace through c.
+// List reads the catalog of namespace through c. A namespace that does not
+// exist is an error naming it; an existing one without any of the kinds
+// gives empty lists.
 func List(ctx context.Context, c ctrlruntimeclient.Reader, namespace string) (*Catalog, error) {
+	if err := checkNamespace(ctx, c, namespace); err != nil {
+		return nil, err
+	}
 	out := &Catalog{Namespace: namespace}
 	steps := []func(context.Context, ctrlruntimeclient.Reader, *Catalog) error{
 		flavors, instancetypes, preferences, storageClasses, images, networks,

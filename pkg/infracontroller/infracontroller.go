@@ -256,14 +256,14 @@ func setupAccess(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Control
 	}
 	ao := o.CSIAccess
 	ao.Profiles = profiles
-	c.CSIAccess = &csiaccess.Reconciler{Reader: mgr.GetCache(), Writer: mgr.GetClient(), Tenants: tenants, Options: ao}
+	c.CSIAccess = &csiaccess.Reconciler{Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Tenants: tenants, Options: ao}
 	if err := c.CSIAccess.SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if !slices.ContainsFunc(profiles, func(p csiaccess.Profile) bool { return len(p.ClusterRules) > 0 }) {
 		return nil
 	}
-	c.ClusterAccess = &csiaccess.ClusterReconciler{Reader: mgr.GetCache(), Writer: mgr.GetClient(), Tenants: tenants, Profiles: profiles}
+	c.ClusterAccess = &csiaccess.ClusterReconciler{Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Tenants: tenants, Profiles: profiles}
 	return c.ClusterAccess.SetupWithManager(mgr)
 }
 
@@ -349,6 +349,7 @@ func setupTenantClusters(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c 
 			Addons:  []string{addons.KubeVirtCSI},
 		},
 		TenantCleanupTimeout: o.TenantCleanupTimeout,
+		Recorder:             mgr.GetEventRecorder(tenantcluster.ControllerName),
 		ImageCacheOff:        !o.EnableImageCache,
 		NetworksOff:          !o.EnableNetworks,
 	}

@@ -28,9 +28,12 @@ import (
 // virt-controller would while it stops the VM.
 const holdFinalizer = "test.kkp-kubevirt.io/hold"
 
-func TestTenantClusterLifecycle(t *testing.T) {
-	env := envtest.Start(t, envtest.WithCRDFiles("kubevirt.io.yaml", "instancetype.kubevirt.io.yaml", "infra.kkp-kubevirt.io.yaml"),
-		envtest.WithControllerManager())
+// tenantClusterEnv starts a control plane with the CRDs the TenantCluster
+// controller reads, and more, and a client that knows TenantClusters.
+func tenantClusterEnv(t *testing.T, crds ...string) (*envtest.Env, ctrlruntimeclient.Client) {
+	t.Helper()
+	crds = append([]string{"kubevirt.io.yaml", "instancetype.kubevirt.io.yaml", "infra.kkp-kubevirt.io.yaml"}, crds...)
+	env := envtest.Start(t, envtest.WithCRDFiles(crds...), envtest.WithControllerManager())
 	if err := infrav1alpha1.AddToScheme(env.Scheme); err != nil {
 		t.Fatal(err)
 	}
@@ -38,12 +41,19 @@ func TestTenantClusterLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return env, c
+}
+
+func TestTenantClusterLifecycle(t *testing.T) {
+	env, c := tenantClusterEnv(t)
 	o := infracontroller.DefaultOptions()
 	o.EnableTenantClusters = true
 	o.DisableStorageClasses, o.DisableCSIAccess, o.DisableNetworkPolicies = true, true, true
 	startController(t, env.Config, o, nil, 0)
 	ctx := t.Context()
-	kubeconfig := []byte("tenant kubeconfig")
+	// The infra control plane stands in for the tenant cluster: the
+	// kubeconfig must parse and answer for KubeconfigReady to be true.
+	kubeconfig := env.KubeconfigBytes
 	if err := c.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "abc-kubeconfig"},
 		Data:       map[string][]byte{"config": kubeconfig},
@@ -76,6 +86,8 @@ func TestTenantClusterLifecycle(t *testing.T) {
 			return wantConditions(ctx, c, "abc", map[string]metav1.ConditionStatus{
 				infrav1alpha1.ConditionNamespaceReady:  metav1.ConditionTrue,
 				infrav1alpha1.ConditionKubeconfigReady: metav1.ConditionTrue,
+				infrav1alpha1.ConditionConfigReady:     metav1.ConditionTrue,
+				infrav1alpha1.ConditionReady:           metav1.ConditionTrue,
 			})
 		})
 	})
@@ -83,9 +95,13 @@ func TestTenantClusterLifecycle(t *testing.T) {
 	t.Run("a missing kubeconfig Secret is reported", func(t *testing.T) {
 		createTenantCluster(t, c, "nokc", &infrav1alpha1.SecretKeyReference{Namespace: "default", Name: "missing"})
 		eventually(t, wait, func() error {
+			if err := wantConditionReason(ctx, c, "nokc", infrav1alpha1.ConditionReady, infrav1alpha1.ReasonKubeconfigSecretMissing); err != nil {
+				return err
+			}
 			return wantConditions(ctx, c, "nokc", map[string]metav1.ConditionStatus{
 				infrav1alpha1.ConditionNamespaceReady:  metav1.ConditionTrue,
 				infrav1alpha1.ConditionKubeconfigReady: metav1.ConditionFalse,
+				infrav1alpha1.ConditionReady:           metav1.ConditionFalse,
 			})
 		})
 	})

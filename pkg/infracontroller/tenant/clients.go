@@ -46,7 +46,7 @@ func (c *Clients) Get(namespace string, kubeconfig []byte) (ctrlruntimeclient.Cl
 	if e, ok := c.entries[namespace]; ok && e.sum == sum {
 		return e.client, nil
 	}
-	cfg, err := restConfig(namespace, kubeconfig)
+	cfg, err := RESTConfig(namespace, kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -77,10 +77,10 @@ func (c *Clients) Forget(namespace string) {
 // parse; check it with kubectl --kubeconfig.
 var ErrInvalidKubeconfig = errors.New("not a valid kubeconfig (check it with kubectl --kubeconfig)")
 
-// restConfig parses the tenant kubeconfig of a namespace into a REST config
+// RESTConfig parses the tenant kubeconfig of a namespace into a REST config
 // with our user agent; the clients and the watches of tenant clusters share
-// it.
-func restConfig(namespace string, kubeconfig []byte) (*rest.Config, error) {
+// it. A kubeconfig that does not parse is ErrInvalidKubeconfig.
+func RESTConfig(namespace string, kubeconfig []byte) (*rest.Config, error) {
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
 	if err != nil {
 		// The parser's message is left out: YAML errors may quote the

@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -55,6 +56,10 @@ func ReadConfigMap(ctx context.Context, r ctrlruntimeclient.Reader, namespace, n
 	return cm, nil
 }
 
+// ErrNoSecretKey is returned by SecretData for a Secret without the key,
+// or with an empty value.
+var ErrNoSecretKey = errors.New("the key is missing or empty")
+
 // SecretData returns the value of key in Secret namespace/name, or nil when
 // the Secret does not exist. A Secret without the key, or with an empty
 // value, is an error naming the key (never the data).
@@ -68,7 +73,7 @@ func SecretData(ctx context.Context, r ctrlruntimeclient.Reader, namespace, name
 	}
 	data := secret.Data[key]
 	if len(data) == 0 {
-		return nil, fmt.Errorf("secret %s/%s has no key %q", namespace, name, key)
+		return nil, fmt.Errorf("secret %s/%s has no key %q: %w", namespace, name, key, ErrNoSecretKey)
 	}
 	return data, nil
 }

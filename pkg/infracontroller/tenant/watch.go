@@ -149,7 +149,7 @@ func (w *Watches) Ensure(namespace string, kubeconfig []byte) error {
 // newCache builds, without contacting the tenant cluster, a cache of its
 // managed objects.
 func (w *Watches) newCache(namespace string, kubeconfig []byte) (cache.Cache, error) {
-	cfg, err := restConfig(namespace, kubeconfig)
+	cfg, err := RESTConfig(namespace, kubeconfig)
 	if err != nil {
 		return nil, err
 	}

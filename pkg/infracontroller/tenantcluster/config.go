@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -87,56 +88,83 @@ func render[T any](items []T, entry func(T) (string, any), encode func(any) ([]b
 	return data, nil
 }
 
-// ensureConfig writes the images, networks and custom policies of tc to
-// their ConfigMaps in its namespace and deletes the ConfigMaps it wrote
-// for lists that are now empty. A ConfigMap of the same name that it did
-// not write is never changed: a spec list that would replace one is an
-// error naming the field.
-func (r *Reconciler) ensureConfig(ctx context.Context, tc *infrav1alpha1.TenantCluster) error {
+// ensureConfig writes the valid images, networks and custom policies of
+// tc to their ConfigMaps in its namespace and deletes the ConfigMaps it
+// wrote for lists that are now empty. invalid names the entries refused
+// (never written) and the lists that would replace a ConfigMap this
+// TenantCluster did not write, which is never changed; failed holds the
+// errors of the API server, worth a retry.
+func (r *Reconciler) ensureConfig(ctx context.Context, tc *infrav1alpha1.TenantCluster) (invalid, failed error) {
 	namespace := r.Namespace(tc)
-	var errs []error
+	var bad, errs []error
 	for _, cm := range configMaps {
-		if err := r.ensureConfigMap(ctx, tc, namespace, cm); err != nil {
+		refused, err := r.ensureConfigMap(ctx, tc, namespace, cm)
+		if refused != nil {
+			bad = append(bad, fmt.Errorf("%s: %w", cm.field, refused))
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", cm.field, err))
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(bad...), errors.Join(errs...)
 }
 
-func (r *Reconciler) ensureConfigMap(ctx context.Context, tc *infrav1alpha1.TenantCluster, namespace string, cm configMap) error {
+// ensureConfigMap writes the valid entries of one list to its ConfigMap;
+// refused names the entries left out, or a ConfigMap in the way.
+func (r *Reconciler) ensureConfigMap(ctx context.Context, tc *infrav1alpha1.TenantCluster, namespace string, cm configMap) (refused, err error) {
 	data, err := cm.data(&tc.Spec)
 	if err != nil {
-		return err
+		return err, nil
 	}
 	have, err := tenant.ReadConfigMap(ctx, r.configReader(), namespace, cm.name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ours := have != nil && have.Labels[OwnerLabel] == tc.Name
+	if data != nil && have != nil && !ours {
+		return fmt.Errorf("ConfigMap %s/%s exists and was not written from this TenantCluster: delete it to manage the list here", namespace, cm.name), nil
+	}
+	data, refused = validEntries(cm, namespace, data)
 	switch {
-	case data == nil && ours:
+	case len(data) == 0 && ours:
 		if err := r.Client.Delete(ctx, have); ctrlruntimeclient.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("failed to delete ConfigMap %s/%s: %w", namespace, cm.name, err)
+			return refused, fmt.Errorf("failed to delete ConfigMap %s/%s: %w", namespace, cm.name, err)
 		}
-		return nil
-	case data == nil:
-		return nil
-	case have != nil && !ours:
-		return fmt.Errorf("ConfigMap %s/%s exists and was not written from this TenantCluster: delete it to manage the list here", namespace, cm.name)
+		return refused, nil
+	case len(data) == 0:
+		return refused, nil
 	}
-	want := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: namespace, Name: cm.name,
-			Labels: map[string]string{tenant.ManagedByLabel: tenant.ManagedByValue, OwnerLabel: tc.Name},
-		},
-		Data: data,
+	return refused, r.writeConfigMap(ctx, tc, have, namespace, cm.name, data)
+}
+
+// validEntries returns the entries of data that the feature controller's
+// parser accepts, each parsed alone, and the errors of the others.
+func validEntries(cm configMap, namespace string, data map[string]string) (map[string]string, error) {
+	valid := make(map[string]string, len(data))
+	var errs []error
+	for _, key := range slices.Sorted(maps.Keys(data)) {
+		one := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: cm.name}, Data: map[string]string{key: data[key]}}
+		if err := cm.parse(one); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		valid[key] = data[key]
 	}
-	if err := cm.parse(want); err != nil {
-		return err
-	}
+	return valid, errors.Join(errs...)
+}
+
+// writeConfigMap creates ConfigMap name with data, or updates have.
+func (r *Reconciler) writeConfigMap(ctx context.Context, tc *infrav1alpha1.TenantCluster, have *corev1.ConfigMap, namespace, name string, data map[string]string) error {
 	if have == nil {
+		want := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace: namespace, Name: name,
+				Labels: map[string]string{tenant.ManagedByLabel: tenant.ManagedByValue, OwnerLabel: tc.Name},
+			},
+			Data: data,
+		}
 		if err := r.Client.Create(ctx, want); err != nil {
-			return fmt.Errorf("failed to create ConfigMap %s/%s: %w", namespace, cm.name, err)
+			return fmt.Errorf("failed to create ConfigMap %s/%s: %w", namespace, name, err)
 		}
 		return nil
 	}
@@ -147,9 +175,28 @@ func (r *Reconciler) ensureConfigMap(ctx context.Context, tc *infrav1alpha1.Tena
 	have.Data = data
 	have.Labels[tenant.ManagedByLabel] = tenant.ManagedByValue
 	if err := r.Client.Update(ctx, have); err != nil {
-		return fmt.Errorf("failed to update ConfigMap %s/%s: %w", namespace, cm.name, err)
+		return fmt.Errorf("failed to update ConfigMap %s/%s: %w", namespace, name, err)
 	}
 	return nil
+}
+
+// setConfigCondition sets ConditionConfigReady from the result of
+// ensureConfig: failed first, then refused entries, then lists no
+// controller of this process reads.
+func (r *Reconciler) setConfigCondition(tc *infrav1alpha1.TenantCluster, invalid, failed error) {
+	c := metav1.Condition{Type: infrav1alpha1.ConditionConfigReady, Status: metav1.ConditionTrue, ObservedGeneration: tc.Generation,
+		Reason: infrav1alpha1.ReasonWritten, Message: "images, networks and policies are in the namespace's ConfigMaps"}
+	msg := r.unserved(&tc.Spec)
+	switch {
+	case failed != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1alpha1.ReasonFailed, failed.Error()
+	case invalid != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1alpha1.ReasonInvalidConfig,
+			"refused, not written: "+invalid.Error()
+	case msg != "":
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1alpha1.ReasonFeatureOff, msg
+	}
+	setStatusCondition(tc, c)
 }
 
 // unserved names the lists of spec that no controller of this process

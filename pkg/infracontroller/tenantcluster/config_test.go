@@ -89,6 +89,18 @@ func TestEnsureConfig(t *testing.T) {
 			name: "what the network controller rejects is reported", networks: network(`{"cniVersion":"1.0.0"}`),
 			wantErr: `spec.networks: invalid networks in ConfigMap cluster-a/tenant-networks: network "n1": the CNI configuration needs type or plugins`,
 		},
+		{
+			name: "a refused entry is left out, the others written",
+			networks: append(network(`{"type":"bridge"}`),
+				infrav1alpha1.Network{Name: "bad", Config: runtime.RawExtension{Raw: []byte(`{"cniVersion":"1.0.0"}`)}}),
+			want:    map[string]string{"n1": `{"type":"bridge"}`},
+			wantErr: `network "bad"`,
+		},
+		{
+			name: "a ConfigMap left with refused entries only is deleted", networks: network(`{"cniVersion":"1.0.0"}`),
+			existing: ours(map[string]string{"n1": `{"type":"bridge"}`}),
+			wantErr:  `network "n1"`,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := fake.NewClientBuilder()
@@ -98,9 +110,12 @@ func TestEnsureConfig(t *testing.T) {
 			c := b.Build()
 			r := &Reconciler{Client: c, APIReader: c, Tenants: tenant.Matcher{Prefix: "cluster-"}}
 			obj := &infrav1alpha1.TenantCluster{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: infrav1alpha1.TenantClusterSpec{ID: "a", Networks: tc.networks}}
-			err := r.ensureConfig(t.Context(), obj)
+			err, failed := r.ensureConfig(t.Context(), obj)
+			if failed != nil {
+				t.Fatalf("ensureConfig failed: %v", failed)
+			}
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
-				t.Fatalf("ensureConfig error = %v, want %q", err, tc.wantErr)
+				t.Fatalf("ensureConfig refused %v, want %q", err, tc.wantErr)
 			}
 			var got corev1.ConfigMap
 			err = c.Get(t.Context(), ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: "tenant-networks"}, &got)

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,13 +36,23 @@ func (r *Reconciler) delete(ctx context.Context, tc *infrav1alpha1.TenantCluster
 	c := metav1.Condition{Type: infrav1alpha1.ConditionDeleting, Status: metav1.ConditionTrue, Reason: step.reason, Message: step.message, ObservedGeneration: tc.Generation}
 	if err != nil {
 		c.Message = err.Error()
+		if prev := meta.FindStatusCondition(before.Conditions, c.Type); prev == nil || prev.Message != c.Message {
+			r.warn(tc, step.reason, err)
+		}
 	}
 	setStatusCondition(tc, c)
 	if !done {
 		if serr := r.updateStatus(ctx, tc, before); serr != nil {
-			err = errors.Join(err, serr)
+			return reconcile.Result{}, errors.Join(err, serr)
 		}
-		return reconcile.Result{RequeueAfter: pollInterval}, err
+		// A failed step is retried on the poll interval, not with the
+		// queue's growing backoff: controller-runtime ignores a requeue
+		// returned with an error, and the cleanup timeout must hold
+		// within seconds.
+		if err != nil {
+			log.FromContext(ctx).Error(err, "deletion step failed; retrying", "step", step.reason, "after", pollInterval)
+		}
+		return reconcile.Result{RequeueAfter: pollInterval}, nil
 	}
 	controllerutil.RemoveFinalizer(tc, infrav1alpha1.Finalizer)
 	if err := r.Client.Update(ctx, tc); err != nil {
@@ -61,16 +72,16 @@ func (r *Reconciler) teardown(ctx context.Context, tc *infrav1alpha1.TenantClust
 	var ns corev1.Namespace
 	if err := r.Client.Get(ctx, types.NamespacedName{Name: name}, &ns); err != nil {
 		if apierrors.IsNotFound(err) {
-			return true, step{"Deleted", "namespace " + name + " is gone"}, nil
+			return true, step{infrav1alpha1.ReasonDeleted, "namespace " + name + " is gone"}, nil
 		}
-		return false, step{"Failed", ""}, fmt.Errorf("failed to get namespace %s: %w", name, err)
+		return false, step{infrav1alpha1.ReasonFailed, ""}, fmt.Errorf("failed to get namespace %s: %w", name, err)
 	}
 	if ns.Labels[OwnerLabel] != tc.Name {
 		// Not ours (another TenantCluster's or never adopted): leave it.
-		return true, step{"Released", "namespace " + name + " is not owned"}, nil
+		return true, step{infrav1alpha1.ReasonReleased, "namespace " + name + " is not owned"}, nil
 	}
 	if !ns.DeletionTimestamp.IsZero() {
-		return false, step{"DeletingNamespace", "waiting for namespace " + name + " to go"}, nil
+		return false, step{infrav1alpha1.ReasonDeletingNamespace, "waiting for namespace " + name + " to go"}, nil
 	}
 	for _, phase := range []func(context.Context, *infrav1alpha1.TenantCluster, *corev1.Namespace) (bool, step, error){
 		r.markDeleting, r.deleteVirtualMachines, r.cleanTenant,
@@ -80,9 +91,9 @@ func (r *Reconciler) teardown(ctx context.Context, tc *infrav1alpha1.TenantClust
 		}
 	}
 	if err := r.Client.Delete(ctx, &ns); ctrlruntimeclient.IgnoreNotFound(err) != nil {
-		return false, step{"Failed", ""}, fmt.Errorf("failed to delete namespace %s: %w", name, err)
+		return false, step{infrav1alpha1.ReasonFailed, ""}, fmt.Errorf("failed to delete namespace %s: %w", name, err)
 	}
-	return false, step{"DeletingNamespace", "waiting for namespace " + name + " to go"}, nil
+	return false, step{infrav1alpha1.ReasonDeletingNamespace, "waiting for namespace " + name + " to go"}, nil
 }
 
 // markDeleting annotates the namespace so that the other controllers treat
@@ -97,9 +108,9 @@ func (r *Reconciler) markDeleting(ctx context.Context, _ *infrav1alpha1.TenantCl
 	}
 	ns.Annotations[tenant.DeletingAnnotation] = "true"
 	if err := r.Client.Update(ctx, ns); err != nil {
-		return false, step{"Failed", ""}, fmt.Errorf("failed to mark namespace %s as deleting: %w", ns.Name, err)
+		return false, step{infrav1alpha1.ReasonFailed, ""}, fmt.Errorf("failed to mark namespace %s as deleting: %w", ns.Name, err)
 	}
-	return false, step{"Stopping", "the controllers stop writing for namespace " + ns.Name}, nil
+	return false, step{infrav1alpha1.ReasonStopping, "the controllers stop writing for namespace " + ns.Name}, nil
 }
 
 // deleteVirtualMachines deletes the VirtualMachines of the namespace and
@@ -107,7 +118,7 @@ func (r *Reconciler) markDeleting(ctx context.Context, _ *infrav1alpha1.TenantCl
 func (r *Reconciler) deleteVirtualMachines(ctx context.Context, _ *infrav1alpha1.TenantCluster, ns *corev1.Namespace) (bool, step, error) {
 	vms := emptyList(VirtualMachineGVK)
 	if err := r.Client.List(ctx, vms, ctrlruntimeclient.InNamespace(ns.Name)); err != nil {
-		return false, step{"Failed", ""}, fmt.Errorf("failed to list the VirtualMachines in %s: %w", ns.Name, err)
+		return false, step{infrav1alpha1.ReasonFailed, ""}, fmt.Errorf("failed to list the VirtualMachines in %s: %w", ns.Name, err)
 	}
 	if len(vms.Items) == 0 {
 		return true, step{}, nil
@@ -117,10 +128,10 @@ func (r *Reconciler) deleteVirtualMachines(ctx context.Context, _ *infrav1alpha1
 			continue
 		}
 		if err := r.Client.Delete(ctx, &vms.Items[i]); ctrlruntimeclient.IgnoreNotFound(err) != nil {
-			return false, step{"Failed", ""}, fmt.Errorf("failed to delete VirtualMachine %s/%s: %w", ns.Name, vms.Items[i].GetName(), err)
+			return false, step{infrav1alpha1.ReasonFailed, ""}, fmt.Errorf("failed to delete VirtualMachine %s/%s: %w", ns.Name, vms.Items[i].GetName(), err)
 		}
 	}
-	return false, step{"DeletingVirtualMachines", fmt.Sprintf("waiting for %d VirtualMachines in %s to go", len(vms.Items), ns.Name)}, nil
+	return false, step{infrav1alpha1.ReasonDeletingVirtualMachines, fmt.Sprintf("waiting for %d VirtualMachines in %s to go", len(vms.Items), ns.Name)}, nil
 }
 
 // cleanTenant removes what the controllers made in the tenant cluster. A
@@ -135,19 +146,25 @@ func (r *Reconciler) cleanTenant(ctx context.Context, tc *infrav1alpha1.TenantCl
 	}
 	kubeconfig, err := r.tenantKubeconfig(ctx, ns.Name)
 	if err != nil || kubeconfig == nil {
-		return err == nil, step{"Failed", ""}, err
+		return err == nil, step{infrav1alpha1.ReasonFailed, ""}, err
 	}
-	left, err := r.Tenant.Clean(ctx, ns.Name, kubeconfig)
+	deadline := tc.DeletionTimestamp.Add(r.cleanupTimeout())
+	// One attempt never runs past the deadline, so that an unreachable
+	// tenant cluster (a dial that hangs) cannot stretch the timeout.
+	attemptCtx, cancel := context.WithDeadline(ctx, minTime(deadline, time.Now().Add(maxCleanAttempt)))
+	defer cancel()
+	left, err := r.Tenant.Clean(attemptCtx, ns.Name, kubeconfig)
 	if err != nil {
-		if since := time.Since(tc.DeletionTimestamp.Time); since > r.cleanupTimeout() {
-			log.FromContext(ctx).Error(err, "giving up on the tenant cluster's objects", "after", since.Round(time.Second))
+		if !time.Now().Before(deadline) {
+			log.FromContext(ctx).Error(err, "giving up on the tenant cluster's objects", "after", r.cleanupTimeout())
+			r.warn(tc, infrav1alpha1.ReasonTenantCleanupAbandoned, fmt.Errorf("gave up removing our objects from the tenant cluster after %s: %w", r.cleanupTimeout(), err))
 			return true, step{}, nil
 		}
-		return false, step{"CleaningTenantCluster", ""}, fmt.Errorf("failed to clean the tenant cluster (retrying until %s after the deletion, or set annotation %s): %w",
+		return false, step{infrav1alpha1.ReasonCleaningTenantCluster, ""}, fmt.Errorf("failed to clean the tenant cluster (retrying until %s after the deletion, or set annotation %s): %w",
 			r.cleanupTimeout(), infrav1alpha1.SkipTenantCleanupAnnotation, err)
 	}
 	if left > 0 {
-		return false, step{"CleaningTenantCluster", fmt.Sprintf("waiting for %d objects in the tenant cluster to go", left)}, nil
+		return false, step{infrav1alpha1.ReasonCleaningTenantCluster, fmt.Sprintf("waiting for %d objects in the tenant cluster to go", left)}, nil
 	}
 	return true, step{}, nil
 }
@@ -156,6 +173,16 @@ func (r *Reconciler) cleanTenant(ctx context.Context, tc *infrav1alpha1.TenantCl
 // nil when there is none.
 func (r *Reconciler) tenantKubeconfig(ctx context.Context, namespace string) ([]byte, error) {
 	return tenant.SecretData(ctx, r.APIReader, namespace, r.KubeconfigSecret, r.KubeconfigSecretKey)
+}
+
+// maxCleanAttempt bounds one attempt to clean a tenant cluster.
+const maxCleanAttempt = 30 * time.Second
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 func (r *Reconciler) cleanupTimeout() time.Duration {

@@ -3,24 +3,113 @@ package tenantcluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
-// ensureKubeconfig copies the referenced tenant kubeconfig into Secret
-// KubeconfigSecret of the tenant namespace. Without a reference there
-// is nothing to do: a Secret put there by hand keeps working.
-func (r *Reconciler) ensureKubeconfig(ctx context.Context, tc *infrav1alpha1.TenantCluster) error {
+// probeTimeout bounds the request that checks a tenant cluster answers.
+const probeTimeout = 5 * time.Second
+
+// notReadyRecheck is how soon a TenantCluster whose kubeconfig is not
+// usable is looked at again: a hand-placed Secret or a tenant cluster
+// that comes up is not an event the controller watches.
+const notReadyRecheck = 30 * time.Second
+
+// readyRecheck is how often a usable kubeconfig is checked again, so that
+// KubeconfigReady follows a tenant cluster that goes away.
+const readyRecheck = 5 * time.Minute
+
+// kubeconfigState is the verified state of the tenant kubeconfig of a
+// TenantCluster: a reason of ConditionKubeconfigReady and its message, or
+// err for a failure worth retrying with backoff.
+type kubeconfigState struct {
+	reason, message string
+	err             error
+}
+
+func (s kubeconfigState) ready() bool {
+	return s.err == nil && s.reason == infrav1alpha1.ReasonTenantReachable
+}
+
+// condition is ConditionKubeconfigReady for s.
+func (s kubeconfigState) condition(generation int64) metav1.Condition {
+	c := metav1.Condition{Type: infrav1alpha1.ConditionKubeconfigReady, Status: metav1.ConditionFalse,
+		Reason: s.reason, Message: s.message, ObservedGeneration: generation}
+	if s.err != nil {
+		c.Reason, c.Message = infrav1alpha1.ReasonFailed, s.err.Error()
+	}
+	if s.ready() {
+		c.Status = metav1.ConditionTrue
+	}
+	return c
+}
+
+// checkKubeconfig copies the referenced tenant kubeconfig into Secret
+// KubeconfigSecret of the tenant namespace, then checks that the Secret
+// there (copied, or put there by hand when the spec references none)
+// parses and that the tenant cluster answers with it.
+func (r *Reconciler) checkKubeconfig(ctx context.Context, tc *infrav1alpha1.TenantCluster) kubeconfigState {
+	namespace := r.Namespace(tc)
+	if s, copied := r.copyKubeconfig(ctx, tc); !copied {
+		return s
+	}
+	data, err := tenant.SecretData(ctx, r.APIReader, namespace, r.KubeconfigSecret, r.KubeconfigSecretKey)
+	switch {
+	case isMissingKey(err):
+		return kubeconfigState{reason: infrav1alpha1.ReasonKubeconfigInvalid, message: err.Error()}
+	case err != nil:
+		return kubeconfigState{err: err}
+	case data == nil:
+		return kubeconfigState{reason: infrav1alpha1.ReasonKubeconfigMissing, message: fmt.Sprintf(
+			"spec.kubeconfigSecretRef is not set and namespace %s has no Secret %s: no controller can reach the tenant cluster", namespace, r.KubeconfigSecret)}
+	}
+	cfg, err := tenant.RESTConfig(namespace, data)
+	if err != nil {
+		return kubeconfigState{reason: infrav1alpha1.ReasonKubeconfigInvalid, message: err.Error()}
+	}
+	if err := r.probe(ctx, cfg); err != nil {
+		return kubeconfigState{reason: infrav1alpha1.ReasonTenantUnreachable,
+			message: fmt.Sprintf("the tenant cluster at %s does not answer: %v", cfg.Host, err)}
+	}
+	return kubeconfigState{reason: infrav1alpha1.ReasonTenantReachable, message: "the tenant kubeconfig parses and the tenant cluster answers"}
+}
+
+// isMissingKey tells the error of tenant.SecretData for a Secret without
+// the key.
+func isMissingKey(err error) bool { return errors.Is(err, tenant.ErrNoSecretKey) }
+
+// probe asks the tenant API server for its version.
+func (r *Reconciler) probe(ctx context.Context, cfg *rest.Config) error {
+	if r.Probe != nil {
+		return r.Probe(ctx, cfg)
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = probeTimeout
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("failed to create a discovery client: %w", err)
+	}
+	_, err = dc.ServerVersion()
+	return err
+}
+
+// copyKubeconfig copies the referenced kubeconfig into the namespace;
+// copied is true when there is nothing to copy or the copy is in place.
+func (r *Reconciler) copyKubeconfig(ctx context.Context, tc *infrav1alpha1.TenantCluster) (kubeconfigState, bool) {
 	ref := tc.Spec.KubeconfigSecretRef
 	if ref == nil {
-		return nil
+		return kubeconfigState{}, true
 	}
 	key := ref.Key
 	if key == "" {
@@ -28,13 +117,26 @@ func (r *Reconciler) ensureKubeconfig(ctx context.Context, tc *infrav1alpha1.Ten
 	}
 	var src corev1.Secret
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, &src); err != nil {
-		return fmt.Errorf("failed to get the kubeconfig Secret %s/%s: %w", ref.Namespace, ref.Name, err)
+		if apierrors.IsNotFound(err) {
+			return kubeconfigState{reason: infrav1alpha1.ReasonKubeconfigSecretMissing,
+				message: fmt.Sprintf("spec.kubeconfigSecretRef: Secret %s/%s does not exist", ref.Namespace, ref.Name)}, false
+		}
+		return kubeconfigState{err: fmt.Errorf("failed to get the kubeconfig Secret %s/%s: %w", ref.Namespace, ref.Name, err)}, false
 	}
 	data, ok := src.Data[key]
 	if !ok {
-		return fmt.Errorf("the kubeconfig Secret %s/%s has no key %q", ref.Namespace, ref.Name, key)
+		return kubeconfigState{reason: infrav1alpha1.ReasonKubeconfigSecretMissing,
+			message: fmt.Sprintf("spec.kubeconfigSecretRef: Secret %s/%s has no key %q", ref.Namespace, ref.Name, key)}, false
 	}
-	namespace := r.Namespace(tc)
+	if err := r.writeKubeconfig(ctx, r.Namespace(tc), data); err != nil {
+		return kubeconfigState{err: err}, false
+	}
+	return kubeconfigState{}, true
+}
+
+// writeKubeconfig creates or updates Secret KubeconfigSecret of namespace
+// to hold data.
+func (r *Reconciler) writeKubeconfig(ctx context.Context, namespace string, data []byte) error {
 	var dst corev1.Secret
 	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: r.KubeconfigSecret}, &dst)
 	if apierrors.IsNotFound(err) {

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -71,6 +73,11 @@ type Reconciler struct {
 	// TenantCleanupTimeout is how long a deletion retries a tenant cluster
 	// that fails; DefaultTenantCleanupTimeout when 0.
 	TenantCleanupTimeout time.Duration
+	// Recorder records the events of TenantClusters; none when nil.
+	Recorder events.EventRecorder
+	// Probe checks that a tenant cluster answers; a version request with
+	// a short timeout when nil.
+	Probe func(context.Context, *rest.Config) error
 	// ImageCacheOff and NetworksOff tell that no controller of this
 	// process reads spec.images or spec.networks; a TenantCluster that
 	// sets them is told so in ConfigReady.
@@ -150,25 +157,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	before := tc.Status.DeepCopy()
 	nsErr := r.ensureNamespace(ctx, &tc)
-	setCondition(&tc, infrav1alpha1.ConditionNamespaceReady, nsErr, "Created", "namespace "+r.Namespace(&tc)+" exists")
-	var kcErr, cfgErr error
+	setCondition(&tc, infrav1alpha1.ConditionNamespaceReady, nsErr, infrav1alpha1.ReasonCreated, "namespace "+r.Namespace(&tc)+" exists")
+	var kc kubeconfigState
+	var cfgErr error
 	if nsErr == nil {
-		kcErr = r.ensureKubeconfig(ctx, &tc)
-		setCondition(&tc, infrav1alpha1.ConditionKubeconfigReady, kcErr, "Copied", "the tenant kubeconfig is in the namespace")
-		cfgErr = r.ensureConfig(ctx, &tc)
-		setCondition(&tc, infrav1alpha1.ConditionConfigReady, cfgErr, "Written", "images, networks and policies are in the namespace's ConfigMaps")
-		if msg := r.unserved(&tc.Spec); cfgErr == nil && msg != "" {
-			setStatusCondition(&tc, metav1.Condition{Type: infrav1alpha1.ConditionConfigReady, Status: metav1.ConditionFalse,
-				Reason: "FeatureOff", Message: msg, ObservedGeneration: tc.Generation})
-		}
+		kc = r.checkKubeconfig(ctx, &tc)
+		setStatusCondition(&tc, kc.condition(tc.Generation))
+		var invalid error
+		invalid, cfgErr = r.ensureConfig(ctx, &tc)
+		r.setConfigCondition(&tc, invalid, cfgErr)
 	}
+	setReady(&tc)
+	r.announce(&tc, before)
 	if err := r.updateStatus(ctx, &tc, before); err != nil {
 		return reconcile.Result{}, err
 	}
 	if nsErr != nil {
 		return reconcile.Result{}, nsErr
 	}
-	return reconcile.Result{}, errors.Join(kcErr, cfgErr)
+	if err := errors.Join(kc.err, cfgErr); err != nil {
+		return reconcile.Result{}, err
+	}
+	if !kc.ready() {
+		return reconcile.Result{RequeueAfter: notReadyRecheck}, nil
+	}
+	return reconcile.Result{RequeueAfter: readyRecheck}, nil
 }
 
 // ownerRequest maps a namespace to the request of the TenantCluster
@@ -253,7 +266,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, tc *infrav1alpha1.TenantC
 func setCondition(tc *infrav1alpha1.TenantCluster, typ string, err error, reason, message string) {
 	c := metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: reason, Message: message, ObservedGeneration: tc.Generation}
 	if err != nil {
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "Failed", err.Error()
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1alpha1.ReasonFailed, err.Error()
 	}
 	setStatusCondition(tc, c)
 }

@@ -1,0 +1,52 @@
+package v1alpha1
+
+// ConditionReady summarizes the other conditions of a TenantCluster: true
+// when all of them are; otherwise false with the reason and message of the
+// first that is not.
+const ConditionReady = "Ready"
+
+// Reasons of the conditions of a TenantCluster.
+const (
+	// ReasonReady: every condition is true.
+	ReasonReady = "Ready"
+	// ReasonFailed: a step failed; the message names it.
+	ReasonFailed = "Failed"
+	// ReasonCreated: the namespace exists and belongs to the TenantCluster.
+	ReasonCreated = "Created"
+
+	// ReasonTenantReachable: the kubeconfig in the namespace parses and
+	// the tenant cluster's API server answered with it.
+	ReasonTenantReachable = "TenantReachable"
+	// ReasonKubeconfigMissing: the spec names no kubeconfig Secret and
+	// none was put into the namespace by hand.
+	ReasonKubeconfigMissing = "KubeconfigMissing"
+	// ReasonKubeconfigSecretMissing: the referenced Secret, or its key,
+	// does not exist.
+	ReasonKubeconfigSecretMissing = "KubeconfigSecretMissing"
+	// ReasonKubeconfigInvalid: the kubeconfig does not parse.
+	ReasonKubeconfigInvalid = "KubeconfigInvalid"
+	// ReasonTenantUnreachable: the kubeconfig parses, but the tenant
+	// cluster's API server did not answer with it.
+	ReasonTenantUnreachable = "TenantUnreachable"
+
+	// ReasonWritten: the spec's images, networks and policies are valid
+	// and written to the namespace's ConfigMaps.
+	ReasonWritten = "Written"
+	// ReasonInvalidConfig: an entry of the spec is refused; nothing of
+	// that field is written.
+	ReasonInvalidConfig = "InvalidConfig"
+	// ReasonFeatureOff: the spec sets a field no controller of this
+	// infra-controller reads.
+	ReasonFeatureOff = "FeatureOff"
+
+	// Reasons of ConditionDeleting, one per deletion step.
+	ReasonStopping                = "Stopping"
+	ReasonDeletingVirtualMachines = "DeletingVirtualMachines"
+	ReasonCleaningTenantCluster   = "CleaningTenantCluster"
+	ReasonDeletingNamespace       = "DeletingNamespace"
+	ReasonDeleted                 = "Deleted"
+	ReasonReleased                = "Released"
+	// ReasonTenantCleanupAbandoned: the tenant cluster could not be
+	// cleaned within the cleanup timeout; its objects are left there.
+	ReasonTenantCleanupAbandoned = "TenantCleanupAbandoned"
+)

@@ -41,6 +41,9 @@ type ClusterReconciler struct {
 	Reader ctrlruntimeclient.Reader
 	// Writer writes the objects.
 	Writer ctrlruntimeclient.Writer
+	// APIReader reads, uncached, an object in the way of a Create, to
+	// tell ours (a cache behind our own write) from a foreign one.
+	APIReader ctrlruntimeclient.Reader
 	// Tenants recognises tenant namespaces.
 	Tenants tenant.Matcher
 	// Profiles are the profiles; those without ClusterRules are skipped.
@@ -88,8 +91,8 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, _ reconcile.Request) 
 			continue
 		}
 		errs = append(errs,
-			ensure(ctx, r.Reader, r.Writer, clusterRole(p), clusterRoleEqual, mergeClusterRole),
-			ensure(ctx, r.Reader, r.Writer, clusterRoleBinding(p, namespaces), clusterBindingEqual, mergeClusterBinding))
+			ensure(ctx, r.Reader, r.APIReader, r.Writer, clusterRole(p), clusterRoleEqual, mergeClusterRole),
+			ensure(ctx, r.Reader, r.APIReader, r.Writer, clusterRoleBinding(p, namespaces), clusterBindingEqual, mergeClusterBinding))
 	}
 	return reconcile.Result{}, errors.Join(errs...)
 }

@@ -17,21 +17,19 @@ import (
 )
 
 // ensure creates want, or updates the cached object with merge when equal
-// reports a difference. Readers see only our objects, so a foreign object
-// of the same name makes Create fail with AlreadyExists, which is logged
-// and left alone; an object without our label is left alone as well.
-func ensure[T ctrlruntimeclient.Object](ctx context.Context, reader ctrlruntimeclient.Reader, writer ctrlruntimeclient.Writer,
+// reports a difference. Readers see only our objects, so an object they
+// do not show may still be in the way of Create: tenant.Create reads it
+// through live and leaves a foreign one alone; an object without our label
+// is left alone as well.
+func ensure[T ctrlruntimeclient.Object](ctx context.Context, reader, live ctrlruntimeclient.Reader, writer ctrlruntimeclient.Writer,
 	want T, equal func(have, want T) bool, merge func(have, want T),
 ) error {
 	have := reflect.New(reflect.TypeOf(want).Elem()).Interface().(T)
 	err := reader.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(want), have)
 	switch {
 	case apierrors.IsNotFound(err):
-		err = writer.Create(ctx, want)
-		if apierrors.IsAlreadyExists(err) {
-			log.FromContext(ctx).Info("leaving an object we did not create alone", "kind", fmt.Sprintf("%T", want), "name", want.GetName())
-			return nil
-		}
+		_, err = tenant.Create(ctx, live, writer, want)
+		return err
 	case err != nil:
 	case !tenant.IsManaged(have):
 		// Only reachable with a cache that does not select our label.

@@ -59,6 +59,9 @@ type Reconciler struct {
 	Reader ctrlruntimeclient.Reader
 	// Writer writes the objects.
 	Writer ctrlruntimeclient.Writer
+	// APIReader reads, uncached, an object in the way of a Create, to
+	// tell ours (a cache behind our own write) from a foreign one.
+	APIReader ctrlruntimeclient.Reader
 	// Tenants recognises tenant namespaces.
 	Tenants tenant.Matcher
 	// Options configures the controller.
@@ -125,10 +128,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // ensureProfile keeps the access objects of one profile in namespace.
 func (r *Reconciler) ensureProfile(ctx context.Context, p Profile, namespace string) error {
 	errs := []error{
-		ensure(ctx, r.Reader, r.Writer, serviceAccount(p, namespace), labelsEqual[*corev1.ServiceAccount], mergeLabels[*corev1.ServiceAccount]),
-		ensure(ctx, r.Reader, r.Writer, role(p, namespace), roleEqual, mergeRole),
-		ensure(ctx, r.Reader, r.Writer, roleBinding(p, namespace), bindingEqual, mergeBinding),
-		ensure(ctx, r.secrets, r.Writer, tokenSecret(p, namespace), tokenEqual, mergeToken),
+		ensure(ctx, r.Reader, r.APIReader, r.Writer, serviceAccount(p, namespace), labelsEqual[*corev1.ServiceAccount], mergeLabels[*corev1.ServiceAccount]),
+		ensure(ctx, r.Reader, r.APIReader, r.Writer, role(p, namespace), roleEqual, mergeRole),
+		ensure(ctx, r.Reader, r.APIReader, r.Writer, roleBinding(p, namespace), bindingEqual, mergeBinding),
+		ensure(ctx, r.secrets, r.APIReader, r.Writer, tokenSecret(p, namespace), tokenEqual, mergeToken),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -155,5 +158,5 @@ func (r *Reconciler) ensureKubeconfig(ctx context.Context, p Profile, namespace 
 	if err != nil {
 		return fmt.Errorf("failed to render the %s kubeconfig of %s: %w", p.Name, namespace, err)
 	}
-	return ensure(ctx, r.secrets, r.Writer, kubeconfigSecret(p, namespace, data), kubeconfigEqual, mergeKubeconfig)
+	return ensure(ctx, r.secrets, r.APIReader, r.Writer, kubeconfigSecret(p, namespace, data), kubeconfigEqual, mergeKubeconfig)
 }

@@ -97,7 +97,7 @@ func TestRender(t *testing.T) {
 				t.Errorf("stdout of -o json is not JSON:\n%s", got)
 			}
 			if errOut.Len() > 0 {
-				got += "--- stderr ---\n" + errOut.String()
+				got += stderrMarker + errOut.String()
 			}
 			golden := tc.golden
 			if golden == "" {
@@ -127,6 +127,9 @@ func compareGolden(t *testing.T, path, got string) {
 		t.Errorf("output differs from %s (-want +got):\n%s", path, diff)
 	}
 }
+
+// stderrMarker separates stdout from stderr in a golden file.
+const stderrMarker = "--- stderr ---\n"
 
 // machineDoc is a valid Machine in YAML flow style.
 const machineDoc = `{apiVersion: cluster.k8s.io/v1alpha1, kind: Machine, metadata: {name: m}, spec: {providerSpec: {value: {

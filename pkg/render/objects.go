@@ -33,8 +33,8 @@ type source struct {
 // supportedKinds is what render reads, for messages.
 const supportedKinds = "use Machine, MachineSet or MachineDeployment, or a List of them"
 
-// listKinds are the typed lists of the API server; their items may lack
-// apiVersion and kind, which are those of the list without "List".
+// listKinds are the typed lists of the cluster.k8s.io kinds; their items
+// may lack apiVersion and kind, which are those of the list without "List".
 var listKinds = []string{"MachineList", "MachineSetList", "MachineDeploymentList"}
 
 // readSources decodes every YAML or JSON document of r into sources; a List
@@ -107,8 +107,8 @@ func decodeObject(doc string, path *field.Path, obj map[string]any) ([]source, e
 
 // listItems returns the items of a v1 List or a typed list of the
 // cluster.k8s.io kinds, and whether obj is a list at all. Items of a typed
-// list without apiVersion and kind get those of the list, as the API server
-// leaves them out.
+// list without apiVersion and kind (Go clients encode typed lists so) get
+// those of the list.
 func listItems(obj map[string]any) ([]any, bool, error) {
 	kind, _ := obj["kind"].(string)
 	apiVersion, _ := obj["apiVersion"].(string)

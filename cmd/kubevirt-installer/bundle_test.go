@@ -174,3 +174,13 @@ func changeEntry(t *testing.T, src, dst, name string) {
 func gzipReader(data []byte) (io.Reader, error) {
 	return gzip.NewReader(bytes.NewReader(data))
 }
+
+// TestBundleVerifyOfADirectory: a directory gets an error that says a bundle
+// is a file, and a non-zero exit.
+func TestBundleVerifyOfADirectory(t *testing.T) {
+	dir := t.TempDir()
+	_, err := execute(t, "bundle", "verify", dir)
+	if err == nil || !strings.Contains(err.Error(), "bundle "+dir+" is a directory, not a bundle file") {
+		t.Errorf("got %v", err)
+	}
+}

@@ -1,6 +1,8 @@
 package bundle
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,6 +55,35 @@ func TestParseChecksums(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestVerifyRefusesWhatIsNotABundleFile: a directory (an unpacked bundle or
+// a work directory) and files that are no tar archive get an error that
+// says what a bundle is, not one about its first entry.
+func TestVerifyRefusesWhatIsNotABundleFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	tests := []struct {
+		name, file, want string
+	}{
+		{"directory", dir, "is a directory, not a bundle file: a bundle is one tar archive"},
+		{"empty file", write("empty", ""), "failed to read it as a tar archive, which a bundle is: EOF"},
+		{"text file", write("notes.txt", "not a bundle\n"), "failed to read it as a tar archive, which a bundle is"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Verify(tt.file)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), tt.file) {
+				t.Errorf("error %v, want one naming %s and containing %q", err, tt.file, tt.want)
 			}
 		})
 	}

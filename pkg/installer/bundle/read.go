@@ -76,6 +76,14 @@ func Extract(file, dir string, want func(name string) bool) (*Verified, error) {
 		return nil, fmt.Errorf("failed to open bundle: %w", err)
 	}
 	defer func() { _ = f.Close() }()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("failed to stat bundle %s: %w", file, err)
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("bundle %s is a directory, not a bundle file: a bundle is one tar archive "+
+			"(optionally zstd- or gzip-compressed), as `kubevirt-installer bundle create -o FILE` writes it", file)
+	}
 	r, err := decompress(bufio.NewReaderSize(f, 1<<20))
 	if err != nil {
 		return nil, fmt.Errorf("failed to read bundle %s: %w", file, err)
@@ -112,7 +120,10 @@ func decompress(r *bufio.Reader) (io.ReadCloser, error) {
 // walk checks every tar entry against the list that opens the archive.
 func walk(tr *tar.Reader, dir string, want func(string) bool) (*Verified, error) {
 	hdr, err := tr.Next()
-	if err != nil || hdr.Name != ChecksumsFile || hdr.Typeflag != tar.TypeReg || hdr.Size > maxChecksumsSize {
+	if err != nil {
+		return nil, fmt.Errorf("failed to read it as a tar archive, which a bundle is: %w", err)
+	}
+	if hdr.Name != ChecksumsFile || hdr.Typeflag != tar.TypeReg || hdr.Size > maxChecksumsSize {
 		return nil, fmt.Errorf("the first entry is not %s", ChecksumsFile)
 	}
 	list, err := io.ReadAll(tr)

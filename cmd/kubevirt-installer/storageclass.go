@@ -21,7 +21,10 @@ func newStorageClassCommand(g *globalOptions) *cobra.Command {
 		Use:   "storageclass",
 		Short: "Make infra StorageClasses usable from tenant clusters",
 		Long: `Tenant clusters get a StorageClass "kubevirt-<name>" for every infra StorageClass annotated
-` + storageclass.InitializeAnnotation + `: "true". Annotate the classes before creating tenant clusters.`,
+` + storageclass.InitializeAnnotation + `: "true". The annotation can be set or removed at any
+time, also after tenant clusters exist: the infra-controller watches the infra StorageClasses and,
+within seconds, adds the class to every tenant cluster or deletes it from every one (volumes
+already provisioned stay). See docs/infra-controller.md.`,
 	}
 	cmd.AddCommand(
 		&cobra.Command{

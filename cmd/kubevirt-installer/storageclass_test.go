@@ -92,3 +92,17 @@ func wantRow(t *testing.T, table, name string, fields ...string) {
 	}
 	t.Errorf("no row for %s in:\n%s", name, table)
 }
+
+// TestStorageClassHelp: the help says what docs/infra-controller.md says:
+// classes can be annotated and un-annotated at any time, tenant clusters
+// that exist already follow.
+func TestStorageClassHelp(t *testing.T) {
+	out, err := execute(t, "storageclass", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "before creating tenant clusters") {
+		t.Error("the help asks to annotate classes before creating tenant clusters; the infra-controller follows later changes")
+	}
+	golden(t, "storageclass-help.golden", out)
+}

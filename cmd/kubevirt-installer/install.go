@@ -49,11 +49,7 @@ minor version per upgrade; downgrades are refused.`
 
 // Run installs or upgrades.
 func (o *installOptions) Run(ctx context.Context) error {
-	cfg, err := o.values.configuration()
-	if err != nil {
-		return err
-	}
-	releases, err := o.relocation.releases(cfg)
+	cfg, releases, err := o.plan(&o.values, &o.relocation)
 	if err != nil {
 		return err
 	}

@@ -34,11 +34,7 @@ same flags as install and exits non-zero on errors.`,
 
 // Run prints the findings.
 func (o *preflightCmdOptions) Run(ctx context.Context) error {
-	cfg, err := o.values.configuration()
-	if err != nil {
-		return err
-	}
-	releases, err := selectReleases(cfg)
+	cfg, releases, err := o.plan(&o.values, &relocationFlags{})
 	if err != nil {
 		return err
 	}

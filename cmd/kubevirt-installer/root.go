@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,12 +29,20 @@ type globalOptions struct {
 	errOut io.Writer
 	// clock paces waits; nil is the real clock.
 	clock clock.WithTicker
+	// wrapTransport, if set, wraps the transport of every cluster client
+	// (tests count requests with it).
+	wrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // newRootCommand returns the kubevirt-installer command. Output goes to out,
 // Helm's debug log (--debug) to errOut; clk paces waits (nil: real clock).
 func newRootCommand(out, errOut io.Writer, clk clock.WithTicker) *cobra.Command {
-	g := &globalOptions{out: out, errOut: errOut, clock: clk}
+	return newRoot(&globalOptions{out: out, errOut: errOut, clock: clk})
+}
+
+// newRoot returns the kubevirt-installer command with the dependencies of g.
+func newRoot(g *globalOptions) *cobra.Command {
+	out, errOut := g.out, g.errOut
 	cmd := &cobra.Command{
 		Use:   "kubevirt-installer",
 		Short: "Install KubeVirt, CDI, Multus and the CNI plugins on an infra cluster",
@@ -75,7 +85,23 @@ func (g *globalOptions) restConfig() (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to load the kubeconfig: %w", err)
 	}
+	if g.wrapTransport != nil {
+		cfg.Wrap(g.wrapTransport)
+	}
 	return cfg, nil
+}
+
+// validate checks the global flags: every wait needs a positive bound and
+// interval.
+func (g *globalOptions) validate() error {
+	var errs []error
+	if g.timeout <= 0 {
+		errs = append(errs, fmt.Errorf("--timeout %s: must be positive", g.timeout))
+	}
+	if g.pollInterval <= 0 {
+		errs = append(errs, fmt.Errorf("--poll-interval %s: must be positive", g.pollInterval))
+	}
+	return errors.Join(errs...)
 }
 
 // poller paces and bounds waits as the flags say.

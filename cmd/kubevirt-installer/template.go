@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/components"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/helm"
 )
 
 // templateOptions are the options of template.
@@ -35,13 +37,13 @@ value flags as install.`,
 	return cmd
 }
 
-// Run prints the manifests.
+// Run prints the manifests: all of them, or on any error nothing.
 func (o *templateOptions) Run(_ context.Context) error {
-	cfg, err := o.values.configuration()
-	if err != nil {
-		return err
+	var versionErr error
+	if err := helm.CheckKubeVersion(o.kubeVersion); err != nil {
+		versionErr = fmt.Errorf("--kube-version: %w", err)
 	}
-	releases, err := o.relocation.releases(cfg)
+	cfg, releases, err := o.plan(&o.values, &o.relocation, versionErr)
 	if err != nil {
 		return err
 	}

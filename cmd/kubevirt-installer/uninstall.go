@@ -36,6 +36,9 @@ installer did not create are never touched.`,
 
 // Run uninstalls.
 func (o *uninstallOptions) Run(ctx context.Context) error {
+	if err := o.validate(); err != nil {
+		return refuse([]error{err})
+	}
 	releases, err := components.Load(components.Default())
 	if err != nil {
 		return err

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+
 	"github.com/spf13/pflag"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/components"
@@ -56,7 +58,10 @@ func (v *valueFlags) changed(name string) bool {
 	return v.flags != nil && v.flags.Changed(name)
 }
 
-// configuration layers the config file, the named flags and --set.
+// configuration layers the config file, the named flags and --set. A named
+// flag whose value is refused is not applied; the error lists every refused
+// flag and every --set that does not parse. The configuration is nil only
+// when the config file cannot be read.
 func (v *valueFlags) configuration() (*config.Configuration, error) {
 	cfg := config.New()
 	if v.configFile != "" {
@@ -67,23 +72,23 @@ func (v *valueFlags) configuration() (*config.Configuration, error) {
 	}
 	cfg.Skip = append(cfg.Skip, v.skip...)
 	cfg.KVMNodeLabels = append(cfg.KVMNodeLabels, v.kvmNodeLabels...)
-	v.applyNamed(cfg)
+	refused := v.checkFlags()
+	v.applyNamed(cfg, refused)
+	errs := sortedErrors(refused)
 	for _, s := range v.sets {
 		if err := cfg.Set(s); err != nil {
-			return nil, err
+			errs = append(errs, err)
 		}
 	}
-	if err := cfg.Validate(components.Names(components.Default())); err != nil {
-		return nil, err
-	}
-	return cfg, nil
+	return cfg, errors.Join(errs...)
 }
 
-// applyNamed merges the named flags that were given into cfg.
-func (v *valueFlags) applyNamed(cfg *config.Configuration) {
+// applyNamed merges the named flags that were given and not refused into
+// cfg.
+func (v *valueFlags) applyNamed(cfg *config.Configuration, refused map[string]error) {
 	all := components.Names(components.Default())
 	set := func(flag string, value any, targets ...[]string) {
-		if !v.changed(flag) {
+		if !v.changed(flag) || refused[flag] != nil {
 			return
 		}
 		for _, t := range targets {

@@ -47,7 +47,13 @@ type Result struct {
 // release, then a wait until the component is ready before the next one
 // starts. A component whose release would not change is left alone, so a
 // second run changes nothing.
+//
+// The values of every release are validated first (Validate): with any
+// problem, nothing is written.
 func (i *Installer) Install(ctx context.Context, opts Options) ([]Result, error) {
+	if err := Validate(i.Releases, opts.Values); err != nil {
+		return nil, fmt.Errorf("the values are refused, nothing was changed:\n%w", err)
+	}
 	p := printer{w: i.Out}
 	results := make([]Result, 0, len(i.Releases))
 	for n, r := range i.Releases {

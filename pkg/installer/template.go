@@ -1,20 +1,27 @@
 package installer
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/components"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/helm"
 )
 
 // Template writes every manifest of the installation for GitOps: the
 // namespaces the installer creates, then each release's CRDs and objects in
-// dependency order, rendered as the installer would install them.
+// dependency order, rendered as the installer would install them. Everything
+// is rendered before the first byte is written: on error, nothing is written
+// and the error names the problems of every release.
 func Template(w io.Writer, releases []components.Release, values map[string]map[string]any, kubeVersion string) error {
-	fmt.Fprintf(w, "# Rendered by kubevirt-installer for Kubernetes %s: %v\n", kubeVersion, releaseNames(releases))
+	manifests, err := renderAll(releases, values, kubeVersion)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# Rendered by kubevirt-installer for Kubernetes %s: %v\n", kubeVersion, releaseNames(releases))
 	for _, r := range releases {
 		if !r.ManagedNamespace {
 			continue
@@ -28,20 +35,13 @@ func Template(w io.Writer, releases []components.Release, values map[string]map[
 		if err != nil {
 			return fmt.Errorf("failed to render namespace %s: %w", ns.Name, err)
 		}
-		fmt.Fprintf(w, "---\n# Source: kubevirt-installer namespace of %s\n%s", r.Name, doc)
+		fmt.Fprintf(&buf, "---\n# Source: kubevirt-installer namespace of %s\n%s", r.Name, doc)
 	}
-	for _, r := range releases {
-		vals, err := r.Values(values[r.Name])
-		if err != nil {
-			return err
-		}
-		manifest, err := helm.Render(r.Chart, r.Name, r.Namespace, vals, kubeVersion)
-		if err != nil {
-			return fmt.Errorf("%s: %w", r.Name, err)
-		}
-		if _, err := io.WriteString(w, manifest); err != nil {
-			return fmt.Errorf("failed to write the manifests of %s: %w", r.Name, err)
-		}
+	for _, manifest := range manifests {
+		buf.WriteString(manifest)
+	}
+	if _, err := buf.WriteTo(w); err != nil {
+		return fmt.Errorf("failed to write the manifests: %w", err)
 	}
 	return nil
 }

@@ -3,11 +3,14 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
+	"strings"
 
 	"helm.sh/helm/v3/pkg/strvals"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -57,7 +60,8 @@ func Load(path string) (*Configuration, error) {
 	return cfg, nil
 }
 
-// Validate checks that every component named is one of known.
+// Validate checks that every component named is one of known and that
+// every KVM node label is a valid key=value label. It reports every problem.
 func (c *Configuration) Validate(known []string) error {
 	var errs []error
 	for _, s := range c.Skip {
@@ -65,12 +69,30 @@ func (c *Configuration) Validate(known []string) error {
 			errs = append(errs, fmt.Errorf("skip: unknown component %q (known: %v)", s, known))
 		}
 	}
-	for name := range c.Values {
+	for _, name := range slices.Sorted(maps.Keys(c.Values)) {
 		if !slices.Contains(known, name) {
 			errs = append(errs, fmt.Errorf("values: unknown component %q (known: %v)", name, known))
 		}
 	}
+	for _, l := range c.KVMNodeLabels {
+		if err := checkLabel(l); err != nil {
+			errs = append(errs, fmt.Errorf("kvmNodeLabels (--kvm-node-label): %w", err))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// checkLabel checks that kv is key=value with a valid label key and value.
+func checkLabel(kv string) error {
+	key, value, ok := strings.Cut(kv, "=")
+	if !ok {
+		return fmt.Errorf("%q is not key=value", kv)
+	}
+	msgs := append(validation.IsQualifiedName(key), validation.IsValidLabelValue(value)...)
+	if len(msgs) > 0 {
+		return fmt.Errorf("%q is not a valid node label: %s", kv, strings.Join(msgs, "; "))
+	}
+	return nil
 }
 
 // Merge deep-merges values into the values of component; values win.

@@ -91,3 +91,29 @@ func TestLayering(t *testing.T) {
 		t.Errorf("Validate: %v", err)
 	}
 }
+
+// TestValidateReportsEveryProblem: unknown components and malformed KVM node
+// labels are all reported at once.
+func TestValidateReportsEveryProblem(t *testing.T) {
+	cfg := New()
+	cfg.Skip = []string{"kubevirt-csi"}
+	cfg.Values["cdii"] = map[string]any{}
+	cfg.KVMNodeLabels = []string{"kvm", "bad key=true", "ok.example.com/kvm=yes!", "good.example.com/kvm=true"}
+	err := cfg.Validate([]string{"kubevirt", "cdi"})
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{
+		`skip: unknown component "kubevirt-csi"`, `values: unknown component "cdii"`,
+		`kvmNodeLabels (--kvm-node-label): "kvm" is not key=value`,
+		`"bad key=true" is not a valid node label: name part must consist of`,
+		`"ok.example.com/kvm=yes!" is not a valid node label: a valid label must be`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "good.example.com") {
+		t.Errorf("a valid label was refused:\n%v", err)
+	}
+}

@@ -55,11 +55,31 @@ func TestCommandsAgainstACluster(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "kubevirt: kubevirt is not ready: timed out after 1s") {
 			t.Fatalf("got %v\n%s", err, out)
 		}
+		for _, want := range []string{
+			"ready: cni-plugins (unchanged, revision 1), multus (unchanged, revision 1)\n",
+			"left by kubevirt: namespace kubevirt, CRDs kubevirts.kubevirt.io, release kubevirt/kubevirt revision 1 (deployed)\n",
+			"not started: infra-controller, machine-controller\n",
+			"run `kubevirt-installer install` again with the same flags",
+			"`kubevirt-installer uninstall` would remove the whole installation",
+		} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error lacks %q:\n%v", want, err)
+			}
+		}
 		out, err = run(t, "status")
 		if err != nil {
 			t.Fatal(err)
 		}
 		golden(t, "status-partial.golden", out)
+	})
+	t.Run("install again resumes", func(t *testing.T) {
+		out, err := run(t, "install", "--skip", "cdi", "--use-emulation")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if !strings.HasSuffix(out, "done: 2 installed, 0 upgraded, 0 reconfigured, 3 unchanged\n") {
+			t.Errorf("output:\n%s", out)
+		}
 	})
 	t.Run("uninstall --crds", func(t *testing.T) {
 		out, err := run(t, "uninstall", "--crds")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"helm.sh/helm/v3/pkg/release"
 
@@ -46,10 +47,12 @@ type Result struct {
 // Install converges every release in dependency order: namespace, CRDs, Helm
 // release, then a wait until the component is ready before the next one
 // starts. A component whose release would not change is left alone, so a
-// second run changes nothing.
+// second run changes nothing, and a run after a failed one continues where
+// that stopped.
 //
 // The values of every release are validated first (Validate): with any
-// problem, nothing is written.
+// problem, nothing is written. A failure after that is a *PartialError that
+// says what is in place and how to resume or roll back.
 func (i *Installer) Install(ctx context.Context, opts Options) ([]Result, error) {
 	if err := Validate(i.Releases, opts.Values); err != nil {
 		return nil, fmt.Errorf("the values are refused, nothing was changed:\n%w", err)
@@ -58,9 +61,10 @@ func (i *Installer) Install(ctx context.Context, opts Options) ([]Result, error)
 	results := make([]Result, 0, len(i.Releases))
 	for n, r := range i.Releases {
 		p.step(n+1, len(i.Releases), "%s %s (release %s/%s)", r.Name, r.Version, r.Namespace, r.Name)
-		res, err := i.converge(ctx, r, opts.Values[r.Name], opts.Upgrade, p)
+		t := &trace{}
+		res, err := i.converge(ctx, r, opts.Values[r.Name], opts.Upgrade, p, t)
 		if err != nil {
-			return results, fmt.Errorf("%s: %w", r.Name, err)
+			return results, i.stopped(n, results, t, opts.Upgrade, err)
 		}
 		results = append(results, res)
 	}
@@ -68,9 +72,9 @@ func (i *Installer) Install(ctx context.Context, opts Options) ([]Result, error)
 }
 
 // converge brings one component to its pinned version and the given values
-// and waits until it is ready. Nothing is written before the existing
-// release has been checked.
-func (i *Installer) converge(ctx context.Context, r components.Release, user map[string]any, upgrade bool, p printer) (Result, error) {
+// and waits until it is ready, recording in t what it found and wrote.
+// Nothing is written before the existing release has been checked.
+func (i *Installer) converge(ctx context.Context, r components.Release, user map[string]any, upgrade bool, p printer, t *trace) (Result, error) {
 	values, err := r.Values(user)
 	if err != nil {
 		return Result{}, err
@@ -79,6 +83,7 @@ func (i *Installer) converge(ctx context.Context, r components.Release, user map
 	if err != nil {
 		return Result{}, err
 	}
+	t.previous = current
 	if err := checkCurrent(r, current, upgrade); err != nil {
 		return Result{}, err
 	}
@@ -86,8 +91,9 @@ func (i *Installer) converge(ctx context.Context, r components.Release, user map
 		if err := i.ensureNamespace(ctx, r.Component); err != nil {
 			return Result{}, err
 		}
+		t.wrote = append(t.wrote, "namespace "+r.Namespace)
 	}
-	if err := i.applyCRDs(ctx, r); err != nil {
+	if err := i.applyCRDs(ctx, r, t); err != nil {
 		return Result{}, err
 	}
 	rel, action, err := i.release(ctx, r, current, values)
@@ -123,7 +129,7 @@ func checkCurrent(r components.Release, current *release.Release, upgrade bool) 
 }
 
 // applyCRDs applies the chart's CRDs and waits until they are served.
-func (i *Installer) applyCRDs(ctx context.Context, r components.Release) error {
+func (i *Installer) applyCRDs(ctx context.Context, r components.Release, t *trace) error {
 	objs, err := crds.FromChart(r.Chart)
 	if err != nil || len(objs) == 0 {
 		return err
@@ -131,6 +137,7 @@ func (i *Installer) applyCRDs(ctx context.Context, r components.Release) error {
 	if err := crds.Apply(ctx, i.Client, r.Name, objs); err != nil {
 		return err
 	}
+	t.wrote = append(t.wrote, fmt.Sprintf("CRDs %s", strings.Join(crds.Names(objs), ", ")))
 	return crds.WaitEstablished(ctx, i.Client, crds.Names(objs), i.Poller)
 }
 

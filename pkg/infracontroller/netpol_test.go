@@ -3,17 +3,22 @@ package infracontroller_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
@@ -241,4 +246,100 @@ func TestClusterNetworkPolicies(t *testing.T) {
 			return checkPolicies(ctx, c, "cluster-b", parse(own, "cluster-b"))
 		})
 	})
+}
+
+// TestNetworkPolicyValidationMatchesAPIServer creates every policy of
+// netpol/testdata/policies.yaml (dry run) on a real API server: it refuses
+// exactly those ParseCustom refuses (TestParseCustomValidates), with the
+// same field and message.
+func TestNetworkPolicyValidationMatchesAPIServer(t *testing.T) {
+	raw, err := os.ReadFile("netpol/testdata/policies.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Name, Error string
+		Spec        networkingv1.NetworkPolicySpec
+	}
+	if err := yaml.Unmarshal(raw, &cases); err != nil {
+		t.Fatal(err)
+	}
+	env := envtest.Start(t)
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			p := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: tc.Name}, Spec: tc.Spec}
+			err := env.Client.Create(t.Context(), p, ctrlruntimeclient.DryRunAll)
+			switch {
+			case tc.Error == "" && err != nil:
+				t.Errorf("the API server refused a policy ParseCustom accepts: %v", err)
+			case tc.Error != "" && err == nil:
+				t.Errorf("the API server accepted a policy ParseCustom refuses with %q", tc.Error)
+			case tc.Error != "" && !strings.Contains(err.Error(), tc.Error):
+				t.Errorf("the API server said %v\nParseCustom says %q", err, tc.Error)
+			}
+		})
+	}
+}
+
+// TestInvalidNetworkPoliciesNeverWritten: entries of ConfigMap
+// network-policies the API server would refuse (999.1.1.1/99, port 99999,
+// protocol FOO) are never written and named in a Warning event on the
+// ConfigMap, while the valid entries beside them are applied.
+func TestInvalidNetworkPoliciesNeverWritten(t *testing.T) {
+	env := envtest.Start(t, envtest.WithCRDFiles())
+	ctx, c := t.Context(), env.Client
+	o := infracontroller.DefaultOptions()
+	o.Flavors, o.DisableStorageClasses, o.DisableCSIAccess = flavorsOff(), true, true
+	o.NetworkPolicies.DisableDefaults = true
+	const ns = "cluster-badpolicies"
+	createTenant(t, c, ns, nil)
+	startController(t, env.Config, o, nil, -1)
+	bad := map[string]string{
+		"bad-cidr":     "podSelector: {}\ningress:\n- from: [{ipBlock: {cidr: 999.1.1.1/99}}]\n",
+		"bad-port":     "podSelector: {}\ningress:\n- ports: [{port: 99999}]\n",
+		"bad-protocol": "podSelector: {}\npolicyTypes: [Egress]\negress:\n- ports: [{port: 53, protocol: FOO}]\n",
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: netpol.ConfigMapName}, Data: map[string]string{"allow-lb": allowLB}}
+	for name, spec := range bad {
+		cm.Data[name] = spec
+	}
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	valid, _ := netpol.ParseCustom(cm)
+	if len(valid) != 1 {
+		t.Fatalf("parsed %d valid policies, want 1", len(valid))
+	}
+	t.Run("the valid entry is applied", func(t *testing.T) {
+		eventually(t, wait, func() error { return checkPolicies(ctx, c, ns, valid) })
+	})
+	t.Run("a Warning event names every refused entry", func(t *testing.T) {
+		eventually(t, wait, func() error {
+			return checkWarning(ctx, c, cm, netpol.ReasonInvalidConfig, slices.Collect(maps.Keys(bad)))
+		})
+	})
+	t.Run("the refused entries are never written", func(t *testing.T) {
+		never(t, time.Second, func() error { return checkPolicies(ctx, c, ns, valid) })
+	})
+}
+
+// checkWarning looks for a Warning event with reason on obj that names
+// every one of names.
+func checkWarning(ctx context.Context, c ctrlruntimeclient.Client, obj ctrlruntimeclient.Object, reason string, names []string) error {
+	var list eventsv1.EventList
+	if err := c.List(ctx, &list, ctrlruntimeclient.InNamespace(obj.GetNamespace())); err != nil {
+		return err
+	}
+	for _, e := range list.Items {
+		if e.Regarding.Name != obj.GetName() || e.Type != corev1.EventTypeWarning || e.Reason != reason {
+			continue
+		}
+		for _, name := range names {
+			if !strings.Contains(e.Note, `"`+name+`"`) {
+				return fmt.Errorf("event %q does not name %s", e.Note, name)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("no Warning event %s on %s among %d events", reason, obj.GetName(), len(list.Items))
 }

@@ -197,7 +197,9 @@ func (o Options) csiController() networkingv1.NetworkPolicySpec {
 }
 
 // ParseCustom reads the custom policies of a ConfigMap, sorted by name.
-// Invalid entries are reported together and left out.
+// Every entry is checked with the API server's rules for a NetworkPolicy
+// (see validateSpec); invalid entries are reported together, each by its
+// key and field, and left out.
 func ParseCustom(cm *corev1.ConfigMap) ([]networkingv1.NetworkPolicy, error) {
 	var out []networkingv1.NetworkPolicy
 	var problems []string
@@ -209,6 +211,10 @@ func ParseCustom(cm *corev1.ConfigMap) ([]networkingv1.NetworkPolicy, error) {
 		var spec networkingv1.NetworkPolicySpec
 		if err := yaml.UnmarshalStrict([]byte(cm.Data[name]), &spec); err != nil {
 			problems = append(problems, fmt.Sprintf("policy %q: %v", name, err))
+			continue
+		}
+		if errs := validateSpec(&spec); len(errs) > 0 {
+			problems = append(problems, fmt.Sprintf("policy %q: %s", name, describe(errs)))
 			continue
 		}
 		out = append(out, policy(cm.Namespace, name, LabelCustom, withDefaults(spec)))

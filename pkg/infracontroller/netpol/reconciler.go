@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -13,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -29,8 +31,12 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
-// ControllerName names the controller in logs and metrics.
+// ControllerName names the controller in logs, metrics and events.
 const ControllerName = "network-policies"
+
+// ReasonInvalidConfig is the reason of the Warning event on a ConfigMap
+// ConfigMapName with entries that were refused and not applied.
+const ReasonInvalidConfig = "InvalidConfig"
 
 // CacheByObject returns what the manager's cache must select for this
 // controller: only our NetworkPolicies.
@@ -52,6 +58,9 @@ type Reconciler struct {
 	Tenants tenant.Matcher
 	// Options configures the policies.
 	Options Options
+	// Recorder records a Warning event on a ConfigMap with refused
+	// entries; SetupWithManager sets the manager's when nil.
+	Recorder events.EventRecorder
 
 	configMaps cache.Cache
 }
@@ -73,6 +82,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	r.configMaps = configMaps
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(ControllerName)
+	}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
@@ -106,13 +118,17 @@ func (r *Reconciler) namespaceOptions(ctx context.Context, namespace string) (Op
 
 // Reconcile brings the policies of one tenant namespace up to date: the
 // defaults, then the custom ones (a custom policy named like a default one
-// replaces it); our policies no longer wanted are deleted.
+// replaces it); our policies no longer wanted are deleted. Custom entries
+// the API server would refuse are never written: when everything else
+// succeeded, a terminal error naming them is returned (a retry cannot fix
+// them; a change of the ConfigMap triggers the next reconcile), else it is
+// returned with the other errors.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	namespace, live, err := r.Tenants.Live(ctx, r.Reader, req)
 	if err != nil || !live {
 		return reconcile.Result{}, err
 	}
-	custom, err := r.custom(ctx, namespace)
+	custom, invalid, err := r.custom(ctx, namespace)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -146,7 +162,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			errs = append(errs, fmt.Errorf("failed to delete NetworkPolicy %s/%s: %w", namespace, stale.Name, err))
 		}
 	}
-	return reconcile.Result{}, errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return reconcile.Result{}, errors.Join(err, invalid)
+	}
+	if invalid != nil {
+		return reconcile.Result{}, reconcile.TerminalError(invalid)
+	}
+	return reconcile.Result{}, nil
 }
 
 // clusterPoliciesHandler maps a change of the cluster-wide ConfigMap to
@@ -168,34 +190,62 @@ func (r *Reconciler) isClusterPolicies(cm *corev1.ConfigMap) bool {
 
 // custom returns the valid custom policies of the namespace: the
 // cluster-wide ones, replaced by the namespace's own of the same name.
-// Invalid entries are logged and skipped.
-func (r *Reconciler) custom(ctx context.Context, namespace string) ([]networkingv1.NetworkPolicy, error) {
+// Invalid entries are skipped: invalid names them, and each ConfigMap
+// holding some gets a Warning event.
+func (r *Reconciler) custom(ctx context.Context, namespace string) (out []networkingv1.NetworkPolicy, invalid, err error) {
 	byName := map[string]networkingv1.NetworkPolicy{}
+	var refused []error
 	for _, source := range []string{r.Options.ClusterPoliciesNamespace, namespace} {
 		if source == "" {
 			continue
 		}
 		cm, err := tenant.ReadConfigMap(ctx, r.configMaps, source, ConfigMapName)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if cm == nil {
 			continue
 		}
 		policies, err := ParseCustom(cm)
 		if err != nil {
-			log.FromContext(ctx).Error(err, "skipping invalid policies")
+			refused = append(refused, err)
+			r.warn(cm, err)
 		}
 		for _, p := range policies {
 			p.Namespace = namespace
 			byName[p.Name] = p
 		}
 	}
-	out := make([]networkingv1.NetworkPolicy, 0, len(byName))
+	out = make([]networkingv1.NetworkPolicy, 0, len(byName))
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		out = append(out, byName[name])
 	}
-	return out, nil
+	return out, errors.Join(refused...), nil
+}
+
+// warn records a Warning event on cm naming its refused entries; Reconcile
+// returns them, so they are logged too.
+func (r *Reconciler) warn(cm *corev1.ConfigMap, refused error) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(cm, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "ApplyNetworkPolicies",
+			"%s", eventNote(refused.Error()+"; the valid ones are applied"))
+	}
+}
+
+// noteLimit is the most bytes the API server accepts in an event's note.
+const noteLimit = 1024
+
+// eventNote cuts msg to noteLimit bytes on a character boundary.
+func eventNote(msg string) string {
+	if len(msg) <= noteLimit {
+		return msg
+	}
+	const more = " ..."
+	cut := noteLimit - len(more)
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + more
 }
 
 // ensure creates want or updates our have when its labels or spec differ.

@@ -15,6 +15,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/metrics"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
@@ -24,6 +25,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -175,6 +177,7 @@ func (o RunOptions) newManager() (ctrl.Manager, error) {
 		Client: ctrlruntimeclient.Options{Cache: &ctrlruntimeclient.CacheOptions{
 			DisableFor: []ctrlruntimeclient.Object{&corev1.Secret{}, &corev1.ConfigMap{}},
 		}},
+		Cache:                   cache.Options{NewInformer: outage.NewInformer},
 		Metrics:                 metricsserver.Options{BindAddress: cmp.Or(o.MetricsAddress, "0")},
 		HealthProbeBindAddress:  cmp.Or(o.HealthAddress, "0"),
 		LeaderElection:          o.LeaderElection,

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
 	addonsctrl "github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csicontroller"
@@ -165,7 +166,7 @@ func CacheOptions(o Options) cache.Options {
 	if o.EnableCSIController || o.EnableCCM {
 		maps.Copy(byObject, csicontroller.CacheByObject())
 	}
-	return cache.Options{ByObject: byObject}
+	return cache.Options{ByObject: byObject, NewInformer: outage.NewInformer}
 }
 
 // Controllers are the reconcilers Setup registered.

@@ -24,6 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
 )
 
 // AnnotationInfraNodeLabels records on a Node the keys of the labels copied
@@ -57,8 +59,9 @@ func newInfraNodeLabels(ctx context.Context, mgr ctrl.Manager, b *builder.Builde
 	configMap types.NamespacedName,
 ) (*infraNodeLabels, error) {
 	configs, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme: mgr.GetScheme(),
-		Mapper: mgr.GetRESTMapper(),
+		NewInformer: outage.NewInformer,
+		Scheme:      mgr.GetScheme(),
+		Mapper:      mgr.GetRESTMapper(),
 		ByObject: map[ctrlruntimeclient.Object]cache.ByObject{&corev1.ConfigMap{}: {
 			Namespaces: map[string]cache.Config{configMap.Namespace: {FieldSelector: fields.OneTermEqualSelector("metadata.name", configMap.Name)}},
 		}},

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
@@ -85,6 +86,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.server = r.Options.ServerURL
 	}
 	secrets, err := cache.New(cfg, cache.Options{
+		NewInformer:          outage.NewInformer,
 		Scheme:               mgr.GetScheme(),
 		Mapper:               mgr.GetRESTMapper(),
 		DefaultLabelSelector: Managed(),

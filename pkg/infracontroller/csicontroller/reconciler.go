@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 	addonsctrl "github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
@@ -99,7 +100,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			Field: fields.OneTermEqualSelector("metadata.name", comp.ConfigMap),
 		}
 	}
-	access, err := cache.New(mgr.GetConfig(), cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), ByObject: byObject})
+	access, err := cache.New(mgr.GetConfig(), cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), ByObject: byObject, NewInformer: outage.NewInformer})
 	if err != nil {
 		return fmt.Errorf("failed to create the Secret cache of %s: %w", comp.ControllerName, err)
 	}

@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
 )
 
 // ConfigMapCache returns a cache, run by mgr, that holds only the
@@ -23,6 +25,7 @@ func ConfigMapCache(mgr ctrl.Manager, name string) (cache.Cache, error) {
 	// ConfigMaps only, and ByObject would ask the API server for the
 	// kind's REST mapping before the manager starts.
 	c, err := cache.New(mgr.GetConfig(), cache.Options{
+		NewInformer:          outage.NewInformer,
 		Scheme:               mgr.GetScheme(),
 		Mapper:               mgr.GetRESTMapper(),
 		DefaultFieldSelector: fields.OneTermEqualSelector("metadata.name", name),

@@ -21,6 +21,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
 )
 
 // The delays between attempts to set up the watch of a tenant cluster that
@@ -161,6 +163,7 @@ func (w *Watches) newCache(namespace string, kubeconfig []byte) (cache.Cache, er
 		return nil, err
 	}
 	c, err := cache.New(cfg, cache.Options{
+		NewInformer:          outage.NewInformer,
 		Scheme:               w.Scheme,
 		Mapper:               mapper,
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue}),

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
@@ -122,6 +123,7 @@ func ownedConfigMapCache(mgr ctrl.Manager) (cache.Cache, error) {
 		return nil, fmt.Errorf("failed to select owned ConfigMaps: %w", err)
 	}
 	c, err := cache.New(mgr.GetConfig(), cache.Options{
+		NewInformer:          outage.NewInformer,
 		Scheme:               mgr.GetScheme(),
 		Mapper:               mgr.GetRESTMapper(),
 		DefaultLabelSelector: labels.NewSelector().Add(*owned),

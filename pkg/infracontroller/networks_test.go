@@ -45,7 +45,11 @@ func TestTenantNetworks(t *testing.T) {
 	startController(t, env.Config, o, nil, -1)
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: networks.ConfigMapName},
-		Data:       map[string]string{"tenant-a": bridgeConfig, "storage": bridgeConfig, "broken": "{not json"},
+		Data: map[string]string{
+			"tenant-a": bridgeConfig, "storage": bridgeConfig,
+			// Refused: Multus could not use them.
+			"broken": "{not json", "type-number": `{"type": 5}`, "plugins-string": `{"plugins": "notalist"}`,
+		},
 	}
 	if err := c.Create(ctx, cm); err != nil {
 		t.Fatal(err)
@@ -54,8 +58,15 @@ func TestTenantNetworks(t *testing.T) {
 	t.Run("a listed network becomes a NetworkAttachmentDefinition", func(t *testing.T) {
 		eventually(t, wait, func() error { return checkNAD(ctx, c, ns, "tenant-a", bridgeConfig) })
 	})
-	t.Run("an invalid entry is skipped", func(t *testing.T) {
-		never(t, time.Second, func() error { return absentNAD(ctx, c, ns, "broken") })
+	t.Run("invalid entries are skipped", func(t *testing.T) {
+		never(t, time.Second, func() error {
+			for _, name := range []string{"broken", "type-number", "plugins-string"} {
+				if err := absentNAD(ctx, c, ns, name); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	})
 	t.Run("a hand-edited network is restored", func(t *testing.T) {
 		have, err := get(ctx, c, networks.NetworkAttachmentDefinitionGVK, ns, "tenant-a")

@@ -1,7 +1,6 @@
 package networks
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -35,8 +34,10 @@ type Network struct {
 	Config string
 }
 
-// ParseNetworks reads the networks of a ConfigMap, sorted by name. Invalid
-// entries are reported together and left out.
+// ParseNetworks reads the networks of a ConfigMap, sorted by name. Every
+// configuration is checked as Multus and the CNI library read it (see
+// validateConfig); invalid entries are reported together, each by its key
+// and field, and left out.
 func ParseNetworks(cm *corev1.ConfigMap) ([]Network, error) {
 	var out []Network
 	var problems []string
@@ -46,16 +47,9 @@ func ParseNetworks(cm *corev1.ConfigMap) ([]Network, error) {
 			problems = append(problems, fmt.Sprintf("network %q: invalid name: %s", name, strings.Join(errs, ", ")))
 			continue
 		}
-		var obj map[string]any
-		if err := json.Unmarshal([]byte(config), &obj); err != nil {
-			problems = append(problems, fmt.Sprintf("network %q: the CNI configuration must be a JSON object: %v", name, err))
+		if err := validateConfig(config); err != nil {
+			problems = append(problems, fmt.Sprintf("network %q: %v", name, err))
 			continue
-		}
-		if _, hasType := obj["type"]; !hasType {
-			if _, hasPlugins := obj["plugins"]; !hasPlugins {
-				problems = append(problems, fmt.Sprintf("network %q: the CNI configuration needs type or plugins", name))
-				continue
-			}
 		}
 		out = append(out, Network{Name: name, Config: config})
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,6 +47,12 @@ const BindImmediateAnnotation = "cdi.kubevirt.io/storage.bind.immediate.requeste
 // named images of the tenant cluster.
 const ConfigMapName = "image-cache"
 
+// MaxSize is the largest size of a named image, far above any OS image; a
+// larger one is a typo and would ask a storage class for that much.
+const MaxSize = "64Ti"
+
+var maxSize = resource.MustParse(MaxSize)
+
 // namedPrefix and httpPrefix start the names of cache DataVolumes.
 const (
 	namedPrefix = "image-"
@@ -81,9 +88,9 @@ type Image struct {
 }
 
 // ParseImages reads the named images of a ConfigMap: every key is an image
-// name and its value a YAML object with url, size and optionally
-// storageClassName. Images come back sorted by name; every invalid entry is
-// reported.
+// name and its value a YAML object with url, size (a whole number of bytes
+// from 1 to MaxSize) and optionally storageClassName. Images come back
+// sorted by name; every invalid entry is reported with its key and field.
 func ParseImages(cm *corev1.ConfigMap) ([]Image, error) {
 	var images []Image
 	var problems []string
@@ -110,11 +117,41 @@ func parseImage(name, value string) (Image, error) {
 		return Image{}, fmt.Errorf("failed to parse: %w", err)
 	}
 	img.Name = name
-	switch {
-	case !strings.HasPrefix(img.URL, "http://") && !strings.HasPrefix(img.URL, "https://"):
+	if !strings.HasPrefix(img.URL, "http://") && !strings.HasPrefix(img.URL, "https://") {
 		return Image{}, fmt.Errorf("url must be an http or https URL, got %q", img.URL)
-	case img.Size.Sign() <= 0:
-		return Image{}, fmt.Errorf("size must be positive, got %q", img.Size.String())
+	}
+	if err := checkSize(img.Size); err != nil {
+		return Image{}, fmt.Errorf("size: %w, got %s", err, sizeAsWritten(value, img.Size))
 	}
 	return img, nil
+}
+
+// checkSize refuses sizes that are not a whole number of bytes from 1 to
+// MaxSize. Quantity rounds fractions of a nano up and cuts binary values
+// beyond int64 to its maximum, so a size far too large is still caught by
+// the bound.
+func checkSize(size resource.Quantity) error {
+	switch {
+	case size.Sign() <= 0:
+		return fmt.Errorf("must be positive")
+	case size.Cmp(maxSize) > 0:
+		return fmt.Errorf("must be at most %s", MaxSize)
+	}
+	if whole := resource.NewQuantity(size.Value(), resource.BinarySI); whole.Cmp(size) != 0 {
+		return fmt.Errorf("must be a whole number of bytes, such as 10Gi")
+	}
+	return nil
+}
+
+// sizeAsWritten returns the size of an entry as its YAML says it, since
+// the parsed Quantity may be rounded or cut; the parsed one when that
+// cannot be read.
+func sizeAsWritten(value string, parsed resource.Quantity) string {
+	var raw struct {
+		Size any `json:"size"`
+	}
+	if err := yaml.Unmarshal([]byte(value), &raw); err != nil || raw.Size == nil {
+		return strconv.Quote(parsed.String())
+	}
+	return strconv.Quote(fmt.Sprint(raw.Size))
 }

@@ -60,7 +60,7 @@ func TestParseImages(t *testing.T) {
 		{
 			name:    "missing size",
 			data:    map[string]string{"a": "url: http://a"},
-			wantErr: `image "a": size must be positive`,
+			wantErr: `image "a": size: must be positive, got "0"`,
 		},
 		{
 			name:    "unknown field",
@@ -79,6 +79,64 @@ func TestParseImages(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("images (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestParseImagesSizes: a size must be a whole number of bytes from 1 to
+// MaxSize; a larger one was cut to the int64 maximum and imported.
+func TestParseImagesSizes(t *testing.T) {
+	for _, tc := range []struct {
+		size string
+		// want is the message naming the size; "" for a valid one.
+		want string
+	}{
+		{size: "99999999999999999999999999Ei", want: `size: must be at most 64Ti, got "99999999999999999999999999Ei"`},
+		{size: "9Ei", want: `size: must be at most 64Ti, got "9Ei"`},
+		{size: "99999999999999999999999999E", want: `size: must be at most 64Ti`},
+		{size: "1e30", want: `size: must be at most 64Ti, got "1e+30"`},
+		{size: "65Ti", want: `size: must be at most 64Ti, got "65Ti"`},
+		{size: `"70368744177665"`, want: `size: must be at most 64Ti, got "70368744177665"`},
+		{size: "1.5m", want: `size: must be a whole number of bytes, such as 10Gi, got "1.5m"`},
+		{size: "100m", want: `size: must be a whole number of bytes`},
+		{size: "1n", want: `size: must be a whole number of bytes`},
+		{size: "1.5", want: `size: must be a whole number of bytes, such as 10Gi, got "1.5"`},
+		{size: "-1Gi", want: `size: must be positive, got "-1Gi"`},
+		{size: "-0.5", want: `size: must be positive`},
+		{size: "0", want: `size: must be positive, got "0"`},
+		{size: "0Gi", want: `size: must be positive`},
+		{size: "1"},
+		{size: "1.5Gi"},
+		{size: "1000m"},
+		{size: "10G"},
+		{size: "64Ti"},
+		{size: "70368744177664"},
+	} {
+		t.Run(tc.size, func(t *testing.T) {
+			cm := &corev1.ConfigMap{Data: map[string]string{
+				"image": "url: http://images/a.img\nsize: " + tc.size + "\n",
+				"valid": "url: http://images/b.img\nsize: 10Gi\n",
+			}}
+			got, err := ParseImages(cm)
+			names := map[string]bool{}
+			for _, img := range got {
+				names[img.Name] = true
+			}
+			if !names["valid"] {
+				t.Errorf("the valid image beside it was left out: %v", err)
+			}
+			if tc.want == "" {
+				if err != nil || !names["image"] {
+					t.Errorf("a valid size was refused: %v", err)
+				}
+				return
+			}
+			if names["image"] {
+				t.Error("an invalid size was accepted")
+			}
+			if want := `image "image": ` + tc.want; err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("error %v\ndoes not contain %q", err, want)
 			}
 		})
 	}

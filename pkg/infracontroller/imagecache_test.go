@@ -46,6 +46,10 @@ func TestImageCache(t *testing.T) {
 		Data: map[string]string{
 			"ubuntu": "url: http://images/ubuntu-1.img\nsize: 10Gi\nstorageClassName: fast\n",
 			"debian": "url: http://images/debian.img\nsize: 5Gi\n",
+			// Refused: sizes that are not whole bytes from 1 to 64Ti.
+			"huge":     "url: http://images/huge.img\nsize: 99999999999999999999999999Ei\n",
+			"fraction": "url: http://images/fraction.img\nsize: 1.5m\n",
+			"negative": "url: http://images/negative.img\nsize: -1Gi\n",
 		},
 	}
 	if err := c.Create(ctx, cm); err != nil {
@@ -55,6 +59,16 @@ func TestImageCache(t *testing.T) {
 
 	t.Run("a named image is imported as a DataVolume", func(t *testing.T) {
 		eventually(t, wait, func() error { return checkImage(ctx, c, ns, ubuntu, "http://images/ubuntu-1.img", "fast", "10Gi") })
+	})
+	t.Run("images of invalid sizes are never imported", func(t *testing.T) {
+		never(t, time.Second, func() error {
+			for _, name := range []string{"huge", "fraction", "negative"} {
+				if err := gone(ctx, c, ns, imagecache.NamedDataVolumeName(name)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	})
 	t.Run("a DataVolume of the same name we did not create is left alone", func(t *testing.T) {
 		never(t, time.Second, func() error { return unchanged(ctx, c, foreignNamed) })

@@ -35,8 +35,9 @@ import (
 const ControllerName = "network-policies"
 
 // ReasonInvalidConfig is the reason of the Warning event on a ConfigMap
-// ConfigMapName with entries that were refused and not applied.
-const ReasonInvalidConfig = "InvalidConfig"
+// ConfigMapName with entries that were refused and not applied: the one a
+// TenantCluster's ConfigReady gives for refused entries of its spec.
+const ReasonInvalidConfig = infrav1alpha1.ReasonInvalidConfig
 
 // CacheByObject returns what the manager's cache must select for this
 // controller: only our NetworkPolicies.

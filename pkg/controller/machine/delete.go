@@ -26,8 +26,17 @@ func (r *reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 			return reconcile.Result{}, err
 		}
 	}
-	if pending, err := r.drainNodes(ctx, s, nodes); err != nil || pending {
-		return reconcile.Result{RequeueAfter: pollDrain}, err
+	pending, err := r.drainNodes(ctx, s, nodes)
+	if err != nil {
+		// Retried on the poll interval, not with the queue's growing
+		// backoff (controller-runtime ignores a requeue returned with an
+		// error), so that the drain timeout holds.
+		s.log.Error(err, "Failed to drain; retrying", "after", pollDrain)
+		r.recorder.Eventf(s.machine, nil, corev1.EventTypeWarning, "DrainFailed", "Drain", "%v", err)
+		return reconcile.Result{RequeueAfter: pollDrain}, nil
+	}
+	if pending {
+		return reconcile.Result{RequeueAfter: pollDrain}, nil
 	}
 	if controllerutil.ContainsFinalizer(s.machine, FinalizerDelete) {
 		done, err := r.provider.Cleanup(ctx, s.log, s.machine, s.data)

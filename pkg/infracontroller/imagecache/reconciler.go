@@ -67,6 +67,9 @@ type Reconciler struct {
 	Reader ctrlruntimeclient.Reader
 	// Writer creates and deletes DataVolumes.
 	Writer ctrlruntimeclient.Writer
+	// APIReader reads, uncached, an object in the way of a Create, to
+	// tell ours (a cache behind our own write) from a foreign one.
+	APIReader ctrlruntimeclient.Reader
 	// Tenants recognises tenant namespaces.
 	Tenants tenant.Matcher
 	// Options configures the controller.
@@ -139,7 +142,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	after, err := r.collect(ctx, volumes.Items, wanted, used)
 	errs = append(errs, err)
-	return reconcile.Result{RequeueAfter: after}, errors.Join(errs...)
+	// A requeue returned with an error is ignored by controller-runtime.
+	if err := errors.Join(errs...); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: after}, nil
 }
 
 // images returns the valid named images of the namespace; invalid entries
@@ -163,15 +170,8 @@ func (r *Reconciler) images(ctx context.Context, namespace string) ([]imagecache
 func (r *Reconciler) ensureNamed(ctx context.Context, want, have *unstructured.Unstructured, used bool) error {
 	switch {
 	case have == nil:
-		err := r.Writer.Create(ctx, want)
-		if apierrors.IsAlreadyExists(err) {
-			log.FromContext(ctx).Info("leaving a DataVolume we did not create alone", "name", want.GetName())
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("failed to create DataVolume %s/%s: %w", want.GetNamespace(), want.GetName(), err)
-		}
-		return nil
+		_, err := tenant.Create(ctx, r.APIReader, r.Writer, want)
+		return err
 	case !tenant.IsManaged(have):
 		log.FromContext(ctx).Info("leaving a DataVolume we did not create alone", "name", want.GetName())
 		return nil

@@ -228,7 +228,7 @@ func Setup(mgr ctrl.Manager, o Options) (*Controllers, error) {
 		return nil, err
 	}
 	if o.EnableImageCache {
-		c.ImageCache = &imagecache.Reconciler{Reader: mgr.GetCache(), Writer: mgr.GetClient(), Tenants: tenants, Options: o.ImageCache}
+		c.ImageCache = &imagecache.Reconciler{Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Tenants: tenants, Options: o.ImageCache}
 		if err := c.ImageCache.SetupWithManager(mgr); err != nil {
 			return nil, err
 		}
@@ -361,13 +361,13 @@ func setupTenantClusters(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c 
 // controllers that o switches on.
 func setupNetworking(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Controllers) error {
 	if o.EnableNetworks {
-		c.Networks = &networks.Reconciler{Reader: mgr.GetCache(), Writer: mgr.GetClient(), Tenants: tenants}
+		c.Networks = &networks.Reconciler{Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Tenants: tenants}
 		if err := c.Networks.SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}
 	if !o.DisableNetworkPolicies {
-		c.NetworkPolicies = &netpol.Reconciler{Reader: mgr.GetCache(), Writer: mgr.GetClient(), Tenants: tenants, Options: o.NetworkPolicies}
+		c.NetworkPolicies = &netpol.Reconciler{Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Tenants: tenants, Options: o.NetworkPolicies}
 		if err := c.NetworkPolicies.SetupWithManager(mgr); err != nil {
 			return err
 		}

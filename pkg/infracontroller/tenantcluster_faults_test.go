@@ -10,13 +10,17 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
@@ -80,6 +84,19 @@ func TestTenantClusterFaults(t *testing.T) {
 		{name: "bad-network", spec: infrav1alpha1.TenantClusterSpec{KubeconfigSecretRef: ref("good"), Networks: []infrav1alpha1.Network{
 			{Name: "storage", Config: runtime.RawExtension{Raw: []byte(`{"cniVersion":"1.0.0"}`)}},
 		}}, condition: infrav1alpha1.ConditionConfigReady, reason: infrav1alpha1.ReasonInvalidConfig, message: `network "storage"`},
+		{name: "huge-image", spec: infrav1alpha1.TenantClusterSpec{KubeconfigSecretRef: ref("good"), Images: []infrav1alpha1.Image{
+			{Name: "ubuntu", URL: "http://images.example.com/u.img", Size: resource.MustParse("99999999999999999999999999Ei")},
+		}}, condition: infrav1alpha1.ConditionConfigReady, reason: infrav1alpha1.ReasonInvalidConfig, message: `ubuntu`},
+		{name: "bad-cidr", spec: infrav1alpha1.TenantClusterSpec{KubeconfigSecretRef: ref("good"), NetworkPolicies: []infrav1alpha1.NetworkPolicy{
+			{Name: "from-office", Spec: networkingv1.NetworkPolicySpec{Ingress: []networkingv1.NetworkPolicyIngressRule{{
+				From: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "999.1.1.1/99"}}},
+			}}}},
+		}}, condition: infrav1alpha1.ConditionConfigReady, reason: infrav1alpha1.ReasonInvalidConfig, message: `spec.ingress[0].from[0].ipBlock.cidr`},
+		{name: "bad-port", spec: infrav1alpha1.TenantClusterSpec{KubeconfigSecretRef: ref("good"), NetworkPolicies: []infrav1alpha1.NetworkPolicy{
+			{Name: "web", Spec: networkingv1.NetworkPolicySpec{Ingress: []networkingv1.NetworkPolicyIngressRule{{
+				Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.Protocol("FOO")), Port: ptr.To(intstr.FromInt32(99999))}},
+			}}}},
+		}}, condition: infrav1alpha1.ConditionConfigReady, reason: infrav1alpha1.ReasonInvalidConfig, message: `spec.ingress[0].ports[0]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := &infrav1alpha1.TenantCluster{ObjectMeta: metav1.ObjectMeta{Name: tc.name}, Spec: tc.spec}

@@ -55,6 +55,9 @@ type Reconciler struct {
 	Reader ctrlruntimeclient.Reader
 	// Writer writes NetworkPolicies.
 	Writer ctrlruntimeclient.Writer
+	// APIReader reads, uncached, an object in the way of a Create, to
+	// tell ours (a cache behind our own write) from a foreign one.
+	APIReader ctrlruntimeclient.Reader
 	// Tenants recognises tenant namespaces.
 	Tenants tenant.Matcher
 	// Options configures the policies.
@@ -251,18 +254,11 @@ func eventNote(msg string) string {
 
 // ensure creates want or updates our have when its labels or spec differ.
 // The cache sees only ours, so a foreign policy of the same name makes
-// Create fail with AlreadyExists, and it is left alone.
+// Create fail with AlreadyExists; tenant.Create leaves it alone.
 func (r *Reconciler) ensure(ctx context.Context, want, have *networkingv1.NetworkPolicy) error {
 	if have == nil {
-		err := r.Writer.Create(ctx, want)
-		if apierrors.IsAlreadyExists(err) {
-			log.FromContext(ctx).Info("leaving a NetworkPolicy we did not create alone", "name", want.Name)
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("failed to create NetworkPolicy %s/%s: %w", want.Namespace, want.Name, err)
-		}
-		return nil
+		_, err := tenant.Create(ctx, r.APIReader, r.Writer, want)
+		return err
 	}
 	if have.Labels[Label] == want.Labels[Label] && equality.Semantic.DeepEqual(have.Spec, want.Spec) {
 		return nil

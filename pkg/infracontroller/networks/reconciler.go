@@ -41,6 +41,9 @@ type Reconciler struct {
 	Reader ctrlruntimeclient.Reader
 	// Writer writes NetworkAttachmentDefinitions.
 	Writer ctrlruntimeclient.Writer
+	// APIReader reads, uncached, an object in the way of a Create, to
+	// tell ours (a cache behind our own write) from a foreign one.
+	APIReader ctrlruntimeclient.Reader
 	// Tenants recognises tenant namespaces.
 	Tenants tenant.Matcher
 
@@ -126,15 +129,8 @@ func (r *Reconciler) networks(ctx context.Context, namespace string) ([]Network,
 // and it is left alone.
 func (r *Reconciler) ensure(ctx context.Context, want, have *unstructured.Unstructured) error {
 	if have == nil {
-		err := r.Writer.Create(ctx, want)
-		if apierrors.IsAlreadyExists(err) {
-			log.FromContext(ctx).Info("leaving a NetworkAttachmentDefinition we did not create alone", "name", want.GetName())
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("failed to create NetworkAttachmentDefinition %s/%s: %w", want.GetNamespace(), want.GetName(), err)
-		}
-		return nil
+		_, err := tenant.Create(ctx, r.APIReader, r.Writer, want)
+		return err
 	}
 	if config(have) == config(want) {
 		return nil

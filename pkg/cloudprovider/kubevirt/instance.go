@@ -20,6 +20,7 @@ type instance struct {
 	providerID string
 	addresses  map[string]corev1.NodeAddressType
 	status     cloudprovider.InstanceStatus
+	topology   map[string]string
 }
 
 var _ cloudprovider.Instance = &instance{}
@@ -39,6 +40,12 @@ func (i *instance) Addresses() map[string]corev1.NodeAddressType { return i.addr
 // Status implements cloudprovider.Instance.
 func (i *instance) Status() cloudprovider.InstanceStatus { return i.status }
 
+// Topology returns the region and zone labels
+// (topology.kubernetes.io/region, topology.kubernetes.io/zone) of the VM:
+// where it was placed, including a zone chosen by location.zones. The
+// machine-controller sets them on the Node of the VM.
+func (i *instance) Topology() map[string]string { return i.topology }
+
 // newInstance describes a VM and its VMI (nil when there is none yet).
 func newInstance(v *kubevirtcorev1.VirtualMachine, vmi *kubevirtcorev1.VirtualMachineInstance) *instance {
 	return &instance{
@@ -47,7 +54,21 @@ func newInstance(v *kubevirtcorev1.VirtualMachine, vmi *kubevirtcorev1.VirtualMa
 		providerID: vm.ProviderID(v.Name),
 		addresses:  addressesOf(vmi),
 		status:     statusOf(v, vmi),
+		topology:   vmTopology(v),
 	}
+}
+
+// vmTopology returns the region and zone labels of a VM. The value
+// vm.DefaultLocation targets infra nodes without such a label, so it names
+// no location.
+func vmTopology(v *kubevirtcorev1.VirtualMachine) map[string]string {
+	out := map[string]string{}
+	for _, key := range []string{vm.LabelRegion, vm.LabelZone} {
+		if value := v.Labels[key]; value != "" && value != vm.DefaultLocation {
+			out[key] = value
+		}
+	}
+	return out
 }
 
 // statusOf maps a VM and its VMI to an instance status. A VM or VMI being

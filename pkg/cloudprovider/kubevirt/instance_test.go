@@ -7,6 +7,7 @@ import (
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,5 +100,28 @@ func TestNewInstance(t *testing.T) {
 	want := instanceView{Name: "worker-1", ID: "1234", ProviderID: "kubevirt://worker-1", Addresses: map[string]corev1.NodeAddressType{}, Status: cloudprovider.StatusCreating}
 	if diff := cmp.Diff(want, viewOf(newInstance(v, nil))); diff != "" {
 		t.Errorf("instance (-want +got):\n%s", diff)
+	}
+}
+
+// The instance reports the region and zone labels of its VM, so the
+// controller can put them on the Node; "default" means no location.
+func TestInstanceTopology(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		want   map[string]string
+	}{
+		{name: "no labels", want: map[string]string{}},
+		{name: "region and zone", labels: map[string]string{vm.LabelRegion: "eu", vm.LabelZone: "eu-1", "other": "x"},
+			want: map[string]string{vm.LabelRegion: "eu", vm.LabelZone: "eu-1"}},
+		{name: "default region", labels: map[string]string{vm.LabelRegion: vm.DefaultLocation, vm.LabelZone: "eu-1"},
+			want: map[string]string{vm.LabelZone: "eu-1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := &kubevirtcorev1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "worker-1", Labels: tc.labels}}
+			if diff := cmp.Diff(tc.want, newInstance(v, nil).Topology()); diff != "" {
+				t.Errorf("topology (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

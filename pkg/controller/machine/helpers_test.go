@@ -54,12 +54,15 @@ type fakeInstance struct {
 	addresses map[string]corev1.NodeAddressType
 	// status is the reported status; StatusRunning when empty.
 	status cloudprovider.InstanceStatus
+	// topology are the region and zone labels the instance reports.
+	topology map[string]string
 }
 
 func (i *fakeInstance) Name() string                                 { return i.name }
 func (i *fakeInstance) ID() string                                   { return "id-" + i.name }
 func (i *fakeInstance) ProviderID() string                           { return "kubevirt://" + i.name }
 func (i *fakeInstance) Addresses() map[string]corev1.NodeAddressType { return i.addresses }
+func (i *fakeInstance) Topology() map[string]string                  { return i.topology }
 func (i *fakeInstance) Status() cloudprovider.InstanceStatus {
 	if i.status == "" {
 		return cloudprovider.StatusRunning

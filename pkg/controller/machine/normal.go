@@ -94,8 +94,9 @@ func (r *reconciler) ensureInstance(ctx context.Context, s *scope) (cloudprovide
 }
 
 // linkNode finds the Node of the instance, sets status.nodeRef and keeps
-// the Machine's labels, annotations and taints on the Node. A Node that is
-// gone clears nodeRef.
+// the Machine's labels, annotations and taints on the Node, and the
+// instance's region and zone labels where the Node has none. A Node that
+// is gone clears nodeRef.
 func (r *reconciler) linkNode(ctx context.Context, s *scope, inst cloudprovider.Instance) (reconcile.Result, error) {
 	var (
 		node *corev1.Node
@@ -116,7 +117,7 @@ func (r *reconciler) linkNode(ctx context.Context, s *scope, inst cloudprovider.
 	if node == nil {
 		return r.waitForJoin(ctx, s)
 	}
-	providerID := inst.ProviderID()
+	providerID, topology := inst.ProviderID(), topologyOf(inst)
 	infraLabels, infraKnown, err := r.infraNodeLabelsOf(ctx, s)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -125,6 +126,9 @@ func (r *reconciler) linkNode(ctx context.Context, s *scope, inst cloudprovider.
 		// Labels from the infra node first: the Machine's own win.
 		changed := infraKnown && syncInfraLabels(n, infraLabels)
 		changed = syncNode(n, s.machine) || changed
+		// Region and zone only where absent: spec labels, set just
+		// above, and a cloud controller manager's win.
+		changed = syncTopology(n, topology) || changed
 		// Without a cloud controller manager nobody else sets it; the
 		// KubeVirt CCM and CSI driver expect kubevirt://<vm>. A Node that
 		// has one keeps it: the field is immutable once set.

@@ -1,0 +1,170 @@
+package webhook_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/webhook"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// env is the control plane of the package's tests, with the webhook
+// installed; nil when SKIP_ENVTEST=true.
+var env *testEnv
+
+type testEnv struct {
+	client ctrlruntimeclient.Client
+	// infraKubeconfig reaches the same API server: it plays the infra
+	// cluster too (KubeVirt's and CDI's CRDs are installed).
+	infraKubeconfig []byte
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv("SKIP_ENVTEST") == "true" {
+		os.Exit(m.Run())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e, stop, err := startEnv(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	env = e
+	code := m.Run()
+	cancel()
+	if err := stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+// startEnv starts kube-apiserver and etcd with the webhook configurations
+// installed and the webhook serving them.
+func startEnv(ctx context.Context) (*testEnv, func() error, error) {
+	crds := filepath.Join("..", "..", "test", "crds")
+	te := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(crds, "cluster.k8s.io.yaml"), filepath.Join(crds, "kubevirt.io.yaml"), filepath.Join(crds, "cdi.kubevirt.io.yaml"), filepath.Join(crds, "instancetype.kubevirt.io.yaml")},
+		ErrorIfCRDPathMissing: true,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			MutatingWebhooks:   []*admissionregistrationv1.MutatingWebhookConfiguration{mutatingConfiguration()},
+			ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{validatingConfiguration()},
+		},
+	}
+	cfg, err := te.Start()
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to start envtest: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = clusterv1alpha1.AddToScheme(scheme)
+	client, err := ctrlruntimeclient.New(cfg, ctrlruntimeclient.Options{Scheme: scheme})
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to create the client: %w", err)
+	}
+	admin, err := te.AddUser(envtest.User{Name: "infra-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to add the infra user: %w", err)
+	}
+	kubeconfig, err := admin.KubeConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to write the infra kubeconfig: %w", err)
+	}
+	wo := te.WebhookInstallOptions
+	opts := webhook.Options{
+		UserConfig: cfg, InfraKubeconfig: kubeconfig, InfraNamespace: "default",
+		Host: wo.LocalServingHost, Port: wo.LocalServingPort,
+		CertFile: filepath.Join(wo.LocalServingCertDir, "tls.crt"), KeyFile: filepath.Join(wo.LocalServingCertDir, "tls.key"),
+		MetricsAddress: "0", HealthAddress: "0",
+		Getenv: func(string) string { return "" },
+	}
+	go func() {
+		if err := opts.Run(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
+	if err := waitServing(ctx, net.JoinHostPort(wo.LocalServingHost, strconv.Itoa(wo.LocalServingPort))); err != nil {
+		return nil, nil, err
+	}
+	return &testEnv{client: client, infraKubeconfig: kubeconfig}, te.Stop, nil
+}
+
+// warmUp lets the webhook's infra informers sync (a dry run of a good
+// MachineDeployment), so that first syncs on a loaded machine do not
+// count against the tests' infra budget.
+func warmUp(t *testing.T, e *testEnv) {
+	t.Helper()
+	_ = e.client.Create(t.Context(), machineDeployment(t, "warm-up"), ctrlruntimeclient.DryRunAll)
+}
+
+// waitServing waits until address accepts TLS connections.
+func waitServing(ctx context.Context, address string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", address, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only probes that the port serves
+		if err == nil {
+			return conn.Close()
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("the webhook does not serve at %s: %w", address, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// rules are the operations and resources both webhooks admit.
+func rules() []admissionregistrationv1.RuleWithOperations {
+	return []admissionregistrationv1.RuleWithOperations{{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+		Rule: admissionregistrationv1.Rule{APIGroups: []string{"cluster.k8s.io"}, APIVersions: []string{"v1alpha1"},
+			Resources: []string{"machinedeployments", "machinesets", "machines"}},
+	}}
+}
+
+func mutatingConfiguration() *admissionregistrationv1.MutatingWebhookConfiguration {
+	return &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "machine-controller-webhook"},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name:                    "machines.mutate.kkp-kubevirt.io",
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Name: "webhook", Namespace: "default", Path: ptr.To(webhook.MutatePath)}},
+			Rules:                   rules(),
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+			TimeoutSeconds:          ptr.To[int32](10),
+			ObjectSelector:          &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "machine.k8s.io/controller", Operator: metav1.LabelSelectorOpDoesNotExist}}},
+		}},
+	}
+}
+
+func validatingConfiguration() *admissionregistrationv1.ValidatingWebhookConfiguration {
+	m := mutatingConfiguration().Webhooks[0]
+	return &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "machine-controller-webhook"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:                    "machines.validate.kkp-kubevirt.io",
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Name: "webhook", Namespace: "default", Path: ptr.To(webhook.ValidatePath)}},
+			Rules:                   m.Rules,
+			FailurePolicy:           m.FailurePolicy,
+			SideEffects:             m.SideEffects,
+			AdmissionReviewVersions: m.AdmissionReviewVersions,
+			TimeoutSeconds:          m.TimeoutSeconds,
+			ObjectSelector:          m.ObjectSelector,
+		}},
+	}
+}

@@ -20,5 +20,6 @@ func newRootCmd(in io.Reader, out, errOut io.Writer) *cobra.Command {
 	root.AddCommand(newRenderCmd(in, out, errOut))
 	root.AddCommand(newCatalogCmd(out))
 	root.AddCommand(newRunCmd(errOut))
+	root.AddCommand(newWebhookCmd(errOut))
 	return root
 }

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/webhook"
+)
+
+// webhookFlags are the flags of the webhook sub-command.
+type webhookFlags struct {
+	kubeconfig, infraKubeconfig, infraNamespace, name string
+	infraBudget                                       time.Duration
+	host                                              string
+	port                                              int
+	certFile, keyFile                                 string
+	namespace, secretName, serviceName                string
+	mutatingConfig, validatingConfig                  string
+	metricsAddress, healthAddress                     string
+	debug                                             bool
+}
+
+func newWebhookCmd(errOut io.Writer) *cobra.Command {
+	var f webhookFlags
+	cmd := &cobra.Command{
+		Use:   "webhook [flags]",
+		Short: "Serve the admission webhook for Machines, MachineSets and MachineDeployments",
+		Long: `webhook serves mutating and validating admission for the cluster.k8s.io/v1alpha1 Machines, MachineSets and
+MachineDeployments of the user cluster: providerSpecs get the provider's defaults and are validated (what
+they reference on the infra cluster only when it answers within --infra-budget), MachineDeployment and
+MachineSet specs are checked, and a Machine's spec is immutable unless the update carries the annotation
+kubermatic.io/bypass-no-spec-mutation-requirement: "true". The serving certificate comes from
+--tls-cert-file/--tls-key-file, else it is generated, kept in the Secret --certificate-secret and injected
+into the webhook configurations. Every replica serves; there is no leader election.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := f.options(errOut)
+			if err != nil {
+				return err
+			}
+			return opts.Run(cmd.Context())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the user cluster (default: in-cluster or $KUBECONFIG)")
+	fl.StringVar(&f.infraKubeconfig, "infra-kubeconfig", "", "kubeconfig file of the infra cluster (default: $KUBEVIRT_KUBECONFIG)")
+	fl.StringVar(&f.infraNamespace, "infra-namespace", "", "infra namespace of specs that name none (default: the infra kubeconfig's)")
+	fl.StringVar(&f.name, "name", "", "admit only objects whose label machine.k8s.io/controller has this value (\"\": objects without the label), as run --name")
+	fl.DurationVar(&f.infraBudget, "infra-budget", webhook.DefaultInfraBudget, "how long a request waits for the infra cluster before it is decided on the spec's syntax alone")
+	fl.StringVar(&f.host, "host", "", "address the webhooks listen on (default: all)")
+	fl.IntVar(&f.port, "port", 9443, "port the webhooks listen on")
+	fl.StringVar(&f.certFile, "tls-cert-file", "", "serving certificate (e.g. mounted from cert-manager's Secret), reloaded on change")
+	fl.StringVar(&f.keyFile, "tls-key-file", "", "key of --tls-cert-file")
+	fl.StringVar(&f.namespace, "namespace", "kube-system", "namespace of the webhook's Service and of the self-managed certificate's Secret")
+	fl.StringVar(&f.secretName, "certificate-secret", "machine-controller-webhook-tls", "Secret of the self-managed certificate (without --tls-cert-file)")
+	fl.StringVar(&f.serviceName, "service-name", "machine-controller-webhook", "Service the self-managed certificate is issued for")
+	fl.StringVar(&f.mutatingConfig, "mutating-webhook-configuration", "machine-controller-webhook", "MutatingWebhookConfiguration the self-managed CA is injected into (\"\": none)")
+	fl.StringVar(&f.validatingConfig, "validating-webhook-configuration", "machine-controller-webhook", "ValidatingWebhookConfiguration the self-managed CA is injected into (\"\": none)")
+	fl.StringVar(&f.metricsAddress, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
+	fl.StringVar(&f.healthAddress, "health-probe-bind-address", ":8085", `/healthz and /readyz address ("0" disables)`)
+	fl.BoolVar(&f.debug, "debug", false, "log at debug level")
+	return cmd
+}
+
+// options turns the flags into webhook.Options.
+func (f *webhookFlags) options(errOut io.Writer) (webhook.Options, error) {
+	cfg, err := userConfig(f.kubeconfig)
+	if err != nil {
+		return webhook.Options{}, err
+	}
+	var infraKubeconfig []byte
+	if f.infraKubeconfig != "" {
+		if infraKubeconfig, err = os.ReadFile(f.infraKubeconfig); err != nil {
+			return webhook.Options{}, fmt.Errorf("failed to read the infra kubeconfig: %w", err)
+		}
+	}
+	level := zapcore.InfoLevel
+	if f.debug {
+		level = zapcore.DebugLevel
+	}
+	opts := webhook.Options{
+		UserConfig:      cfg,
+		InfraKubeconfig: infraKubeconfig,
+		InfraNamespace:  f.infraNamespace,
+		Name:            f.name,
+		InfraBudget:     f.infraBudget,
+		Host:            f.host,
+		Port:            f.port,
+		CertFile:        f.certFile,
+		KeyFile:         f.keyFile,
+		MetricsAddress:  f.metricsAddress,
+		HealthAddress:   f.healthAddress,
+		Log:             zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(errOut), level)),
+		Getenv:          os.Getenv,
+	}
+	if f.certFile == "" && f.keyFile == "" {
+		opts.SelfManaged = &webhook.SelfManagedTLS{
+			Namespace: f.namespace, SecretName: f.secretName, ServiceName: f.serviceName,
+			MutatingWebhookConfiguration: f.mutatingConfig, ValidatingWebhookConfiguration: f.validatingConfig,
+		}
+	}
+	return opts, nil
+}

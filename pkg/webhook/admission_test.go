@@ -1,0 +1,254 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+)
+
+// fakeProvider answers after delay with err; AddDefaults sets a label.
+type fakeProvider struct {
+	delay time.Duration
+	err   error
+}
+
+func (f fakeProvider) wait(ctx context.Context) error {
+	select {
+	case <-time.After(f.delay):
+		return f.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f fakeProvider) AddDefaults(ctx context.Context, _ *zap.SugaredLogger, spec clusterv1alpha1.MachineSpec) (clusterv1alpha1.MachineSpec, error) {
+	if err := f.wait(ctx); err != nil {
+		return spec, err
+	}
+	out := *spec.DeepCopy()
+	out.Labels = map[string]string{"defaulted": "true"}
+	return out, nil
+}
+
+func (f fakeProvider) Validate(ctx context.Context, _ *zap.SugaredLogger, _ clusterv1alpha1.MachineSpec) error {
+	return f.wait(ctx)
+}
+
+const validSpec = `{"cloudProvider":"kubevirt","cloudProviderSpec":{"clusterName":"c","virtualMachine":{"template":{"cpus":"1","memory":"2Gi",` +
+	`"primaryDisk":{"osImage":"http://h/i.img","size":"10Gi","storageClassName":"standard"}}}},"operatingSystem":"ubuntu","operatingSystemSpec":{}}`
+
+// legacySpec is the flat format of KKP <= 2.20, converted with a warning.
+const legacySpec = `{"cloudProvider":"kubevirt","cloudProviderSpec":{"clusterName":"c","cpus":"1","memory":"2Gi","sourceURL":"http://h/i.img",` +
+	`"pvcSize":"10Gi","storageClassName":"standard","kubeconfig":"` + testKubeconfig + `"},"operatingSystem":"ubuntu","operatingSystemSpec":{}}`
+
+// testKubeconfig is a base64 kubeconfig of a server nobody asks (the fake
+// provider answers).
+const testKubeconfig = "YXBpVmVyc2lvbjogdjEKa2luZDogQ29uZmlnCmNsdXN0ZXJzOiBbe25hbWU6IGMsIGNsdXN0ZXI6IHtzZXJ2ZXI6ICJodHRwczovLzEyNy4wLjAuMTo2NDQzIn19XQpjb250ZXh0czogW3tuYW1lOiBjLCBjb250ZXh0OiB7Y2x1c3RlcjogYywgdXNlcjogdX19XQpjdXJyZW50LWNvbnRleHQ6IGMKdXNlcnM6IFt7bmFtZTogdSwgdXNlcjoge3Rva2VuOiB0fX1dCg=="
+
+func deployment(spec string, edit func(*clusterv1alpha1.MachineDeployment)) *clusterv1alpha1.MachineDeployment {
+	labels := map[string]string{"pool": "a"}
+	md := &clusterv1alpha1.MachineDeployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "cluster.k8s.io/v1alpha1", Kind: "MachineDeployment"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "md"},
+		Spec: clusterv1alpha1.MachineDeploymentSpec{
+			Selector: metav1.LabelSelector{MatchLabels: labels},
+			Template: clusterv1alpha1.MachineTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: clusterv1alpha1.MachineSpec{
+				ProviderSpec: clusterv1alpha1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(spec)}},
+				Versions:     clusterv1alpha1.MachineVersionInfo{Kubelet: "v1.33.4"},
+			}},
+		},
+	}
+	if spec == "" {
+		md.Spec.Template.Spec.ProviderSpec.Value = nil
+	}
+	if edit != nil {
+		edit(md)
+	}
+	return md
+}
+
+func request(t *testing.T, op admissionv1.Operation, obj, old runtime.Object) admission.Request {
+	t.Helper()
+	raw := func(o runtime.Object) runtime.RawExtension {
+		if o == nil {
+			return runtime.RawExtension{}
+		}
+		b, err := json.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return runtime.RawExtension{Raw: b}
+	}
+	kind := obj.GetObjectKind().GroupVersionKind()
+	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: "uid", Kind: metav1.GroupVersionKind{Group: kind.Group, Version: kind.Version, Kind: kind.Kind},
+		Name: "md", Namespace: "kube-system", Operation: op, Object: raw(obj), OldObject: raw(old),
+	}}
+}
+
+func handlers(t testing.TB, p Provider) (*Mutator, *Validator) {
+	t.Helper()
+	m, v, err := NewHandlers(HandlerOptions{Provider: p, InfraBudget: 200 * time.Millisecond, Getenv: func(key string) string {
+		if key == envKubeconfig {
+			return testKubeconfig
+		}
+		return ""
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, v
+}
+
+// TestValidate: the verdicts and warnings of the validating webhook.
+func TestValidate(t *testing.T) {
+	terminal := cloudprovider.NewInvalidConfiguration("spec.providerSpec.value.cloudProviderSpec.virtualMachine.template.primaryDisk.storageClassName: StorageClass \"standard\" not found")
+	for _, tc := range []struct {
+		name         string
+		provider     fakeProvider
+		md           *clusterv1alpha1.MachineDeployment
+		old          *clusterv1alpha1.MachineDeployment
+		wantRefusal  string
+		wantWarnings []string
+	}{
+		{name: "valid", md: deployment(validSpec, nil)},
+		{name: "legacy spec converted", md: deployment(legacySpec, nil), wantWarnings: []string{"flat format of KKP <= 2.20"}},
+		{name: "infra fact missing", provider: fakeProvider{err: terminal}, md: deployment(validSpec, nil),
+			wantRefusal: "spec.template.spec.providerSpec.value.cloudProviderSpec.virtualMachine.template.primaryDisk.storageClassName: StorageClass"},
+		{name: "infra silent", provider: fakeProvider{delay: time.Hour}, md: deployment(validSpec, nil), wantWarnings: []string{"infra cluster not checked"}},
+		{name: "infra error", provider: fakeProvider{err: context.Canceled}, md: deployment(validSpec, nil), wantWarnings: []string{"infra cluster not checked"}},
+		{name: "no providerSpec", md: deployment("", nil), wantRefusal: "spec.template.spec.providerSpec.value: Required value"},
+		{name: "negative replicas", md: deployment(validSpec, func(md *clusterv1alpha1.MachineDeployment) { md.Spec.Replicas = ptr.To[int32](-1) }),
+			wantRefusal: "spec.replicas: Invalid value: -1"},
+		{name: "negative surge", md: deployment(validSpec, func(md *clusterv1alpha1.MachineDeployment) {
+			md.Spec.Strategy = &clusterv1alpha1.MachineDeploymentStrategy{RollingUpdate: &clusterv1alpha1.MachineRollingUpdateDeployment{MaxSurge: ptr.To(intstr.FromInt32(-1))}}
+		}), wantRefusal: "spec.strategy.rollingUpdate.maxSurge: Invalid value: -1"},
+		{name: "unchanged spec of an invalid object", md: deployment(validSpec, func(md *clusterv1alpha1.MachineDeployment) {
+			md.Spec.Template.Spec.Versions.Kubelet = ""
+			md.Annotations = map[string]string{"a": "b"}
+		}), old: deployment(validSpec, func(md *clusterv1alpha1.MachineDeployment) { md.Spec.Template.Spec.Versions.Kubelet = "" })},
+		{name: "other controller", md: deployment("{}", func(md *clusterv1alpha1.MachineDeployment) {
+			md.Labels = map[string]string{"machine.k8s.io/controller": "other"}
+		})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, v := handlers(t, tc.provider)
+			op := admissionv1.Create
+			var old runtime.Object
+			if tc.old != nil {
+				op, old = admissionv1.Update, tc.old
+			}
+			resp := v.Handle(t.Context(), request(t, op, tc.md, old))
+			switch {
+			case tc.wantRefusal == "" && !resp.Allowed:
+				t.Fatalf("refused: %v", resp.Result)
+			case tc.wantRefusal != "" && (resp.Allowed || !strings.Contains(resp.Result.Message, tc.wantRefusal)):
+				t.Fatalf("response %+v, want a refusal containing %q", resp.Result, tc.wantRefusal)
+			}
+			if len(resp.Warnings) != len(tc.wantWarnings) {
+				t.Fatalf("warnings %q, want %q", resp.Warnings, tc.wantWarnings)
+			}
+			for i, w := range tc.wantWarnings {
+				if !strings.Contains(resp.Warnings[i], w) {
+					t.Errorf("warning %q, want it to contain %q", resp.Warnings[i], w)
+				}
+			}
+		})
+	}
+}
+
+// TestMutateOwnerDefaultsOnlyChangedTemplates: an owner's template gets
+// defaults on create and when its spec changes, never on an update that
+// leaves it alone (its template hash, hence its Machines, stay).
+func TestMutateOwnerDefaultsOnlyChangedTemplates(t *testing.T) {
+	m, _ := handlers(t, fakeProvider{})
+	old := deployment(validSpec, nil)
+	for _, tc := range []struct {
+		name      string
+		op        admissionv1.Operation
+		md        *clusterv1alpha1.MachineDeployment
+		old       runtime.Object
+		wantPatch bool
+	}{
+		{name: "create", op: admissionv1.Create, md: deployment(validSpec, nil), wantPatch: true},
+		{name: "annotation only", op: admissionv1.Update, old: old,
+			md: deployment(validSpec, func(md *clusterv1alpha1.MachineDeployment) { md.Annotations = map[string]string{"a": "b"} })},
+		{name: "kubelet changed", op: admissionv1.Update, old: old, wantPatch: true,
+			md: deployment(validSpec, func(md *clusterv1alpha1.MachineDeployment) { md.Spec.Template.Spec.Versions.Kubelet = "1.34.0" })},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := m.Handle(t.Context(), request(t, tc.op, tc.md, tc.old))
+			if !resp.Allowed {
+				t.Fatalf("refused: %v", resp.Result)
+			}
+			if got := len(resp.Patches) > 0; got != tc.wantPatch {
+				t.Errorf("patches %v, want patched %v", resp.Patches, tc.wantPatch)
+			}
+		})
+	}
+}
+
+// TestValidateKubelet: versions.kubelet is required and semantic.
+func TestValidateKubelet(t *testing.T) {
+	for version, want := range map[string]string{
+		"1.33.4": "", "v1.33.4": "", "1.34.0-rc.1": "",
+		"": "Required value", "1.33": "must be a semantic version", "latest": "must be a semantic version", "v": "must be a semantic version",
+	} {
+		errs := validateKubelet(field.NewPath("spec"), version)
+		if got := errs.ToAggregate(); (want == "") != (got == nil) || (got != nil && !strings.Contains(got.Error(), want)) {
+			t.Errorf("%q: %v, want %q", version, got, want)
+		}
+	}
+}
+
+// FuzzAdmissionReview: no AdmissionReview body makes either webhook panic,
+// and every answer is an AdmissionReview.
+func FuzzAdmissionReview(f *testing.F) {
+	for _, spec := range []string{validSpec, legacySpec, "{}", `{"cloudProvider":1}`} {
+		md, err := json.Marshal(deployment(spec, nil))
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, op := range []string{"CREATE", "UPDATE"} {
+			f.Add([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","kind":{"group":"cluster.k8s.io","version":"v1alpha1","kind":"MachineDeployment"},` +
+				`"operation":"` + op + `","object":` + string(md) + `,"oldObject":` + string(md) + `}}`))
+			f.Add([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","kind":{"group":"cluster.k8s.io","version":"v1alpha1","kind":"Machine"},` +
+				`"operation":"` + op + `","object":{"metadata":{"annotations":{"kubermatic.io/bypass-no-spec-mutation-requirement":"true"}},"spec":{"providerID":"a"}},"oldObject":{"spec":{"providerID":"b"}}}}`))
+		}
+	}
+	f.Add([]byte(`{"request":null}`))
+	f.Add([]byte(`not json`))
+	m, v := handlers(f, fakeProvider{})
+	servers := []http.Handler{&admission.Webhook{Handler: m}, &admission.Webhook{Handler: v}}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, s := range servers {
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			s.ServeHTTP(rec, req)
+			var review admissionv1.AdmissionReview
+			if err := json.Unmarshal(rec.Body.Bytes(), &review); err != nil || review.Response == nil {
+				t.Fatalf("answer is no AdmissionReview: %v: %s", err, rec.Body.String())
+			}
+		}
+	})
+}

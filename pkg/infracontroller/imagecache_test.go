@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/imagecache"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	infraimagecache "github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/imagecache"
@@ -68,6 +69,9 @@ func TestImageCache(t *testing.T) {
 				}
 			}
 			return nil
+		})
+		eventually(t, wait, func() error {
+			return checkWarning(ctx, c, cm, infrav1alpha1.ReasonInvalidConfig, []string{"huge", "fraction", "negative"})
 		})
 	})
 	t.Run("a DataVolume of the same name we did not create is left alone", func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
@@ -66,6 +67,9 @@ func TestTenantNetworks(t *testing.T) {
 				}
 			}
 			return nil
+		})
+		eventually(t, wait, func() error {
+			return checkWarning(ctx, c, cm, infrav1alpha1.ReasonInvalidConfig, []string{"broken", "type-number", "plugins-string"})
 		})
 	})
 	t.Run("a hand-edited network is restored", func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -70,6 +71,9 @@ type Reconciler struct {
 	// APIReader reads, uncached, an object in the way of a Create, to
 	// tell ours (a cache behind our own write) from a foreign one.
 	APIReader ctrlruntimeclient.Reader
+	// Recorder records a Warning event on a ConfigMap with refused
+	// entries; SetupWithManager sets it when nil.
+	Recorder events.EventRecorder
 	// Tenants recognises tenant namespaces.
 	Tenants tenant.Matcher
 	// Options configures the controller.
@@ -88,6 +92,9 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Tenants.Validate(); err != nil {
 		return err
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(ControllerName)
 	}
 	own := r.Tenants.EnqueueOwnNamespace()
 	err := ctrl.NewControllerManagedBy(mgr).
@@ -160,6 +167,7 @@ func (r *Reconciler) images(ctx context.Context, namespace string) ([]imagecache
 	images, err := imagecache.ParseImages(cm)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "skipping invalid images")
+		tenant.WarnRefused(r.Recorder, cm, "CacheImages", err)
 	}
 	return images, nil
 }

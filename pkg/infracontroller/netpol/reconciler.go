@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -230,26 +229,7 @@ func (r *Reconciler) custom(ctx context.Context, namespace string) (out []networ
 // warn records a Warning event on cm naming its refused entries; Reconcile
 // returns them, so they are logged too.
 func (r *Reconciler) warn(cm *corev1.ConfigMap, refused error) {
-	if r.Recorder != nil {
-		r.Recorder.Eventf(cm, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "ApplyNetworkPolicies",
-			"%s", eventNote(refused.Error()+"; the valid ones are applied"))
-	}
-}
-
-// noteLimit is the most bytes the API server accepts in an event's note.
-const noteLimit = 1024
-
-// eventNote cuts msg to noteLimit bytes on a character boundary.
-func eventNote(msg string) string {
-	if len(msg) <= noteLimit {
-		return msg
-	}
-	const more = " ..."
-	cut := noteLimit - len(more)
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
-	}
-	return msg[:cut] + more
+	tenant.WarnRefused(r.Recorder, cm, "ApplyNetworkPolicies", refused)
 }
 
 // ensure creates want or updates our have when its labels or spec differ.

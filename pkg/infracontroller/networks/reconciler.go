@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -44,6 +45,9 @@ type Reconciler struct {
 	// APIReader reads, uncached, an object in the way of a Create, to
 	// tell ours (a cache behind our own write) from a foreign one.
 	APIReader ctrlruntimeclient.Reader
+	// Recorder records a Warning event on a ConfigMap with refused
+	// entries; SetupWithManager sets it when nil.
+	Recorder events.EventRecorder
 	// Tenants recognises tenant namespaces.
 	Tenants tenant.Matcher
 
@@ -55,6 +59,9 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Tenants.Validate(); err != nil {
 		return err
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(ControllerName)
 	}
 	configMaps, err := tenant.ConfigMapCache(mgr, ConfigMapName)
 	if err != nil {
@@ -120,6 +127,7 @@ func (r *Reconciler) networks(ctx context.Context, namespace string) ([]Network,
 	networks, err := ParseNetworks(cm)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "skipping invalid networks")
+		tenant.WarnRefused(r.Recorder, cm, "ApplyNetworks", err)
 	}
 	return networks, nil
 }

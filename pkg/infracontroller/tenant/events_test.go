@@ -1,4 +1,4 @@
-package netpol
+package tenant
 
 import (
 	"strings"
@@ -10,7 +10,7 @@ import (
 // cut on a character boundary.
 func TestEventNote(t *testing.T) {
 	for _, msg := range []string{"short", strings.Repeat("a", noteLimit), strings.Repeat("ä", noteLimit), strings.Repeat("x", 3*noteLimit)} {
-		got := eventNote(msg)
+		got := EventNote(msg)
 		switch {
 		case len(got) > noteLimit:
 			t.Errorf("note of %d bytes", len(got))

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"k8c.io/machine-controller/sdk/apis/cluster/common"
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/ownership"
@@ -94,16 +93,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// The defaults of the SDK (and of Kubermatic's webhook), in memory
 	// only: patches are computed from this defaulted copy.
 	clusterv1alpha1.PopulateDefaultsMachineDeployment(md)
-	if t := md.Spec.Strategy.Type; t != common.RollingUpdateMachineDeploymentStrategyType {
-		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("unsupported strategy type %q: only %s is", t, common.RollingUpdateMachineDeploymentStrategyType))
-	}
-	selector, err := selectorOf(md)
+	selector, l, err := validate(md)
 	if err != nil {
-		return reconcile.Result{}, reconcile.TerminalError(err)
-	}
-	l, err := limitsOf(md)
-	if err != nil {
-		return reconcile.Result{}, reconcile.TerminalError(err)
+		return reconcile.Result{}, r.refuse(ctx, md, err)
 	}
 	sets, err := r.setsOf(ctx, md, selector)
 	if err != nil {
@@ -112,12 +104,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !r.pending.synced(req.NamespacedName, sets) {
 		return reconcile.Result{RequeueAfter: waitForSets}, nil
 	}
-	if err := r.withInfraRevision(ctx, md, sets); err != nil {
+	invalidSpec, err := r.withInfraRevision(ctx, md, sets)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
 	newSet, olds, err := split(md, sets)
 	if err != nil {
-		return reconcile.Result{}, reconcile.TerminalError(err)
+		return reconcile.Result{}, r.refuse(ctx, md, err)
 	}
 	var created bool
 	if md.Spec.Paused {
@@ -137,7 +130,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, err
 		}
 	}
-	return r.updateStatus(ctx, md, newSet, olds, created)
+	return r.updateStatus(ctx, md, newSet, olds, created, invalidSpec)
 }
 
 // selectorOf returns the MachineDeployment's selector. An empty selector,

@@ -6,6 +6,8 @@ import (
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
+
 	"k8s.io/apimachinery/pkg/types"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -29,37 +31,43 @@ type TemplateRevisionFunc func(ctx context.Context, spec clusterv1alpha1.Machine
 // the MachineSet whose template otherwise matches is kept: an unreachable
 // infra cluster must not start a rollout. A MachineSet made before
 // revisions existed (or before the template had one) is stamped with the
-// current revision instead of being rolled.
-func (r *reconciler) withInfraRevision(ctx context.Context, md *clusterv1alpha1.MachineDeployment, sets []*clusterv1alpha1.MachineSet) error {
+// current revision instead of being rolled. invalid is the provider's
+// terminal error about the template's spec (cloudprovider.IsTerminal), nil
+// when the provider did not refuse it; the rollout goes on regardless and
+// the Machines report the error too.
+func (r *reconciler) withInfraRevision(ctx context.Context, md *clusterv1alpha1.MachineDeployment, sets []*clusterv1alpha1.MachineSet) (invalid, err error) {
 	if r.templateRevision == nil {
-		return nil
+		return nil, nil
 	}
-	current, err := r.templateRevision(ctx, md.Spec.Template.Spec)
-	matching, matchErr := setOfTemplate(md, sets)
-	if matchErr != nil {
-		return matchErr
+	current, revErr := r.templateRevision(ctx, md.Spec.Template.Spec)
+	if _, terminal := cloudprovider.IsTerminal(revErr); terminal {
+		invalid = revErr
 	}
+	matching, err := setOfTemplate(md, sets)
 	if err != nil {
-		log.FromContext(ctx).Info("keeping the infra revision of the MachineDeployment: it cannot be read now", "error", err.Error())
+		return invalid, err
+	}
+	if revErr != nil {
+		log.FromContext(ctx).Info("keeping the infra revision of the MachineDeployment: it cannot be read now", "error", revErr.Error())
 		if matching == nil {
-			return nil
+			return invalid, nil
 		}
 		current = matching.Spec.Template.Annotations[AnnotationInfraRevision]
 	}
 	setInfraRevision(&md.Spec.Template, current)
 	if matching == nil || current == "" {
-		return nil
+		return invalid, nil
 	}
 	if _, stamped := matching.Spec.Template.Annotations[AnnotationInfraRevision]; stamped {
-		return nil
+		return invalid, nil
 	}
 	base := matching.DeepCopy()
 	setInfraRevision(&matching.Spec.Template, current)
 	if err := r.client.Patch(ctx, matching, ctrlruntimeclient.MergeFromWithOptions(base, ctrlruntimeclient.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("failed to record the infra revision on MachineSet %s: %w", matching.Name, err)
+		return invalid, fmt.Errorf("failed to record the infra revision on MachineSet %s: %w", matching.Name, err)
 	}
 	r.pending.patched(types.NamespacedName{Namespace: md.Namespace, Name: md.Name}, matching)
-	return nil
+	return invalid, nil
 }
 
 // setOfTemplate returns the live MachineSet whose template equals md's

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -22,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// ControllerName names the controller.
+// ControllerName names the controller and its events.
 const ControllerName = "machineset-controller"
 
 // Options configure the MachineSet controller.
@@ -34,12 +35,13 @@ type Options struct {
 // reconciler reconciles MachineSets.
 type reconciler struct {
 	client       ctrlruntimeclient.Client
+	recorder     events.EventRecorder
 	expectations *expectations
 }
 
 // Add registers the MachineSet controller with mgr.
 func Add(mgr ctrl.Manager, opts Options) error {
-	r := &reconciler{client: mgr.GetClient(), expectations: newExpectations()}
+	r := &reconciler{client: mgr.GetClient(), recorder: mgr.GetEventRecorder(ControllerName), expectations: newExpectations()}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&clusterv1alpha1.MachineSet{}).
@@ -63,7 +65,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	selector, err := selectorOf(ms)
 	if err != nil {
-		return reconcile.Result{}, reconcile.TerminalError(err)
+		return reconcile.Result{}, r.refuse(ctx, ms, err)
 	}
 	all := &clusterv1alpha1.MachineList{}
 	if err := r.client.List(ctx, all, ctrlruntimeclient.InNamespace(ms.Namespace), ctrlruntimeclient.MatchingLabelsSelector{Selector: selector}); err != nil {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -132,7 +133,7 @@ func TestReconcileRejectsSelectorNotMatchingTemplate(t *testing.T) {
 	set := testMachineSet(2)
 	set.Spec.Template.Labels = map[string]string{"pool": "other"}
 	c := newTestClient(t, set)
-	r := &reconciler{client: c, expectations: newExpectations()}
+	r := &reconciler{client: c, recorder: events.NewFakeRecorder(10), expectations: newExpectations()}
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "ms"}}
 	if _, err := r.Reconcile(t.Context(), req); err == nil {
 		t.Fatal("reconcile succeeded, want an error")

@@ -68,7 +68,7 @@ func (r *reconciler) stateOf(ctx context.Context, m *clusterv1alpha1.Machine) (m
 	return state, nil
 }
 
-// computeStatus counts the Machines not being deleted: all of them
+// computeStatus clears the error fields and counts the Machines not being deleted: all of them
 // (replicas), those carrying every template label (fullyLabeledReplicas),
 // those with a Ready Node (readyReplicas) and those Ready for at least
 // minReadySeconds (availableReplicas). wait is the time until the next
@@ -77,6 +77,8 @@ func computeStatus(ms *clusterv1alpha1.MachineSet, states []machineState, now ti
 	status := ms.Status
 	status.Replicas, status.FullyLabeledReplicas, status.ReadyReplicas, status.AvailableReplicas = 0, 0, 0, 0
 	status.ObservedGeneration = ms.Generation
+	// The spec was accepted: an error recorded by refuse is over.
+	status.ErrorReason, status.ErrorMessage = nil, nil
 	minReady := time.Duration(ms.Spec.MinReadySeconds) * time.Second
 	var wait time.Duration
 	for _, s := range states {

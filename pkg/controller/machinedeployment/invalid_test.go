@@ -1,0 +1,164 @@
+package machinedeployment
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machineset"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// A MachineDeployment the controller refuses (a selector its template does
+// not match; a providerSpec the KubeVirt provider cannot parse) gets a
+// Warning event and the error annotations on a real API server, and loses
+// them once fixed.
+func TestInvalidTemplateIsReported(t *testing.T) {
+	env := envtest.Start(t, envtest.WithCRDFiles("cluster.k8s.io.yaml"))
+	ctx := t.Context()
+	startController(t, env)
+
+	valid := `{"cloudProvider":"kubevirt","cloudProviderSpec":{}}`
+	for _, tc := range []struct {
+		name        string
+		spoil, fix  func(*clusterv1alpha1.MachineDeployment)
+		wantMessage string
+	}{
+		{
+			name: "selector",
+			spoil: func(md *clusterv1alpha1.MachineDeployment) {
+				md.Spec.Template.Labels = map[string]string{"pool": "other"}
+			},
+			fix:         func(md *clusterv1alpha1.MachineDeployment) { md.Spec.Template.Labels = map[string]string{"pool": "a"} },
+			wantMessage: "spec.selector does not match spec.template.metadata.labels",
+		},
+		{
+			name: "providerSpec",
+			spoil: func(md *clusterv1alpha1.MachineDeployment) {
+				setProviderSpec(md, `{"cloudProvider":"kubevirt","cloudProviderSpec":{"bogus":1}}`)
+			},
+			fix:         func(md *clusterv1alpha1.MachineDeployment) { setProviderSpec(md, valid) },
+			wantMessage: "bogus",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := env.CreateNamespace(t, "invalid")
+			md := &clusterv1alpha1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{Name: "md-" + strings.ToLower(tc.name), Namespace: ns}}
+			md.Spec.Selector.MatchLabels = map[string]string{"pool": "a"}
+			md.Spec.Template.Labels = map[string]string{"pool": "a"}
+			setProviderSpec(md, valid)
+			tc.spoil(md)
+			if err := env.Client.Create(ctx, md); err != nil {
+				t.Fatal(err)
+			}
+			key := ctrlruntimeclient.ObjectKeyFromObject(md)
+			waitFor(t, "the error annotations", func() (bool, error) {
+				if err := env.Client.Get(ctx, key, md); err != nil {
+					return false, err
+				}
+				return md.Annotations[AnnotationErrorReason] == ReasonInvalidConfiguration &&
+					strings.Contains(md.Annotations[AnnotationErrorMessage], tc.wantMessage), nil
+			})
+			waitFor(t, "a Warning event", func() (bool, error) {
+				list := &eventsv1.EventList{}
+				if err := env.Client.List(ctx, list, ctrlruntimeclient.InNamespace(ns)); err != nil {
+					return false, err
+				}
+				return slices.ContainsFunc(list.Items, func(e eventsv1.Event) bool {
+					return e.Regarding.UID == md.UID && e.Type == "Warning" && e.Reason == ReasonInvalidConfiguration &&
+						strings.Contains(e.Note, tc.wantMessage)
+				}), nil
+			})
+
+			tc.fix(md)
+			if err := env.Client.Update(ctx, md); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the error annotations to go and a MachineSet", func() (bool, error) {
+				if err := env.Client.Get(ctx, key, md); err != nil {
+					return false, err
+				}
+				sets := &clusterv1alpha1.MachineSetList{}
+				if err := env.Client.List(ctx, sets, ctrlruntimeclient.InNamespace(ns), ctrlruntimeclient.MatchingLabels{"pool": "a"}); err != nil {
+					return false, err
+				}
+				_, reason := md.Annotations[AnnotationErrorReason]
+				_, message := md.Annotations[AnnotationErrorMessage]
+				owned := slices.ContainsFunc(sets.Items, func(ms clusterv1alpha1.MachineSet) bool {
+					ref := metav1.GetControllerOf(&ms)
+					return ref != nil && ref.UID == md.UID
+				})
+				return !reason && !message && owned, nil
+			})
+		})
+	}
+}
+
+// setProviderSpec sets the template's providerSpec.value.
+func setProviderSpec(md *clusterv1alpha1.MachineDeployment, value string) {
+	md.Spec.Template.Spec.ProviderSpec.Value = &runtime.RawExtension{Raw: []byte(value)}
+}
+
+// waitFor polls cond for up to 30 s and fails the test when it does not
+// hold by then.
+func waitFor(t *testing.T, what string, cond func() (bool, error)) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return cond()
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// startController runs the MachineDeployment controller with the KubeVirt
+// provider's TemplateRevision, and the MachineSet controller, on env until
+// the test ends.
+func startController(t *testing.T, env *envtest.Env) {
+	t.Helper()
+	ctrl.SetLogger(logr.Discard())
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients, err := infra.NewClients(infra.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(clients.Stop)
+	provider := kubevirt.New(kubevirt.Options{Clients: clients, Client: mgr.GetClient(), Getenv: func(string) string { return "" }})
+	q := queue.Options{SkipNameValidation: true}
+	if err := Add(mgr, Options{Queue: q, TemplateRevision: provider.TemplateRevision}); err != nil {
+		t.Fatal(err)
+	}
+	// A rollout step waits for its MachineSets' controller to report.
+	if err := machineset.Add(mgr, machineset.Options{Queue: q}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+}

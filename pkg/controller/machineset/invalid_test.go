@@ -1,0 +1,111 @@
+package machineset
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// A MachineSet whose selector its template does not match gets
+// status.errorReason and errorMessage and a Warning event on a real API
+// server; once fixed, the error fields go and its Machines are created.
+func TestInvalidSelectorIsReported(t *testing.T) {
+	env := envtest.Start(t, envtest.WithCRDFiles("cluster.k8s.io.yaml"))
+	ctx := t.Context()
+	ns := env.CreateNamespace(t, "invalid")
+	startController(t, env)
+
+	ms := &clusterv1alpha1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "ms", Namespace: ns}}
+	ms.Spec.Replicas = ptr.To[int32](1)
+	ms.Spec.Selector.MatchLabels = map[string]string{"pool": "a"}
+	ms.Spec.Template.Labels = map[string]string{"pool": "other"}
+	if err := env.Client.Create(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	key := ctrlruntimeclient.ObjectKeyFromObject(ms)
+	const wantMessage = "spec.selector does not match spec.template.metadata.labels"
+	waitFor(t, "status.errorReason and errorMessage", func() (bool, error) {
+		if err := env.Client.Get(ctx, key, ms); err != nil {
+			return false, err
+		}
+		return ms.Status.ErrorReason != nil && string(*ms.Status.ErrorReason) == ReasonInvalidConfiguration &&
+			ptr.Deref(ms.Status.ErrorMessage, "") == wantMessage, nil
+	})
+	waitFor(t, "a Warning event", func() (bool, error) {
+		list := &eventsv1.EventList{}
+		if err := env.Client.List(ctx, list, ctrlruntimeclient.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		return slices.ContainsFunc(list.Items, func(e eventsv1.Event) bool {
+			return e.Regarding.UID == ms.UID && e.Type == "Warning" && e.Reason == ReasonInvalidConfiguration &&
+				strings.Contains(e.Note, wantMessage)
+		}), nil
+	})
+
+	ms.Spec.Template.Labels = map[string]string{"pool": "a"}
+	if err := env.Client.Update(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the error to go and a Machine", func() (bool, error) {
+		if err := env.Client.Get(ctx, key, ms); err != nil {
+			return false, err
+		}
+		machines := &clusterv1alpha1.MachineList{}
+		if err := env.Client.List(ctx, machines, ctrlruntimeclient.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		return ms.Status.ErrorReason == nil && ms.Status.ErrorMessage == nil && len(machines.Items) == 1, nil
+	})
+}
+
+// waitFor polls cond for up to 30 s and fails the test when it does not
+// hold by then.
+func waitFor(t *testing.T, what string, cond func() (bool, error)) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return cond()
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// startController runs the MachineSet controller on env until the test
+// ends.
+func startController(t *testing.T, env *envtest.Env) {
+	t.Helper()
+	ctrl.SetLogger(logr.Discard())
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Add(mgr, Options{Queue: queue.Options{SkipNameValidation: true}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+}

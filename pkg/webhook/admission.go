@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
@@ -186,6 +187,8 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		out.refuse(validateDeploymentSpec(&o.Spec))
 	case *clusterv1alpha1.MachineSet:
 		out.refuse(validateMachineSetSpec(&o.Spec))
+	case *clusterv1alpha1.Machine:
+		out.refuse(validateKubelet(field.NewPath("spec"), o.Spec.Versions.Kubelet))
 	}
 	spec, specPath := machineSpec(obj)
 	provider := v.checker.check(ctx, specPath, *spec)

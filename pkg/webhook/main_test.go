@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -29,7 +31,10 @@ import (
 var env *testEnv
 
 type testEnv struct {
+	config *rest.Config
 	client ctrlruntimeclient.Client
+	// warm is set once the webhook checks infra facts (see warmUp).
+	warm bool
 	// infraKubeconfig reaches the same API server: it plays the infra
 	// cluster too (KubeVirt's and CDI's CRDs are installed).
 	infraKubeconfig []byte
@@ -101,15 +106,34 @@ func startEnv(ctx context.Context) (*testEnv, func() error, error) {
 	if err := waitServing(ctx, net.JoinHostPort(wo.LocalServingHost, strconv.Itoa(wo.LocalServingPort))); err != nil {
 		return nil, nil, err
 	}
-	return &testEnv{client: client, infraKubeconfig: kubeconfig}, te.Stop, nil
+	return &testEnv{config: cfg, client: client, infraKubeconfig: kubeconfig}, te.Stop, nil
 }
 
-// warmUp lets the webhook's infra informers sync (a dry run of a good
-// MachineDeployment), so that first syncs on a loaded machine do not
-// count against the tests' infra budget.
+// warmUp waits until the webhook checks infra facts (its infra informers
+// synced: a dry run of a MachineDeployment naming a missing StorageClass is
+// refused), so that first syncs on a loaded machine, or the pause after an
+// infra cluster did not answer in time, do not decide the tests.
 func warmUp(t *testing.T, e *testEnv) {
 	t.Helper()
-	_ = e.client.Create(t.Context(), machineDeployment(t, "warm-up"), ctrlruntimeclient.DryRunAll)
+	if e.warm {
+		return
+	}
+	md := machineDeployment(t, "warm-up")
+	md.Spec.Template.Spec.ProviderSpec.Value = providerSpec(t, func(cps map[string]any) {
+		cps["virtualMachine"].(map[string]any)["template"].(map[string]any)["primaryDisk"].(map[string]any)["storageClassName"] = "warm-up"
+	})
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		err := e.client.Create(t.Context(), md.DeepCopy(), ctrlruntimeclient.DryRunAll)
+		if err != nil && strings.Contains(err.Error(), `StorageClass "warm-up" not found`) {
+			e.warm = true
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the webhook does not check infra facts: %v", err)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // waitServing waits until address accepts TLS connections.

@@ -1,0 +1,128 @@
+package webhook_test
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/webhook"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// TestSelfManagedCertificate: without certificate files the webhook
+// creates a CA and a serving certificate in a Secret, injects the CA into
+// both webhook configurations (the API server then calls it), and rotates
+// both before expiry, keeping the previous CA trusted meanwhile.
+func TestSelfManagedCertificate(t *testing.T) {
+	e := needEnv(t)
+	storageClass(t, e)
+	ctx := t.Context()
+	port := freePort(t)
+	url := "https://localhost:" + strconv.Itoa(port)
+	selector := &metav1.LabelSelector{MatchLabels: map[string]string{"machine.k8s.io/controller": "self"}}
+	mutating := mutatingConfiguration()
+	mutating.Name, mutating.Webhooks[0].ObjectSelector = "self-managed", selector
+	mutating.Webhooks[0].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: ptr.To(url + webhook.MutatePath)}
+	validating := validatingConfiguration()
+	validating.Name, validating.Webhooks[0].ObjectSelector = "self-managed", selector
+	validating.Webhooks[0].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: ptr.To(url + webhook.ValidatePath)}
+	for _, obj := range []ctrlruntimeclient.Object{mutating, validating} {
+		if err := e.client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = e.client.Delete(context.Background(), obj) })
+	}
+
+	opts := webhook.Options{
+		UserConfig: e.config, InfraKubeconfig: e.infraKubeconfig, InfraNamespace: "default", Name: "self",
+		Host: "127.0.0.1", Port: port, MetricsAddress: "0", HealthAddress: "0", Getenv: func(string) string { return "" },
+		SelfManaged: &webhook.SelfManagedTLS{Namespace: "default", SecretName: "webhook-tls", ServiceName: "localhost",
+			MutatingWebhookConfiguration: "self-managed", ValidatingWebhookConfiguration: "self-managed",
+			Validity: 8 * time.Second, RenewBefore: 4 * time.Second, Interval: 500 * time.Millisecond},
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- opts.Run(runCtx) }()
+	t.Cleanup(func() { stop(); <-done })
+
+	first := waitFor(t, "a certificate in the Secret", func() []byte { return secretKey(t, e, "tls.crt") })
+	refusedBySelf(t, e)
+	waitFor(t, "a rotated certificate", func() []byte {
+		if c := secretKey(t, e, "tls.crt"); !bytes.Equal(c, first) {
+			return c
+		}
+		return nil
+	})
+	waitFor(t, "the previous CA in the injected bundle", func() []byte {
+		current := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := e.client.Get(ctx, ctrlruntimeclient.ObjectKey{Name: "self-managed"}, current); err != nil {
+			t.Fatal(err)
+		}
+		if bundle := current.Webhooks[0].ClientConfig.CABundle; bytes.Count(bundle, []byte("BEGIN CERTIFICATE")) == 2 {
+			return bundle
+		}
+		return nil
+	})
+	refusedBySelf(t, e)
+}
+
+// refusedBySelf creates an invalid Machine of the controller "self" and
+// expects the self-managed webhook to refuse it.
+func refusedBySelf(t *testing.T, e *testEnv) {
+	t.Helper()
+	m := machine(t, "self-managed")
+	m.Labels = map[string]string{"machine.k8s.io/controller": "self"}
+	m.Spec.Versions.Kubelet = "not-a-version"
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		err := e.client.Create(t.Context(), m.DeepCopy())
+		if err != nil && strings.Contains(err.Error(), "spec.versions.kubelet") {
+			return
+		}
+		if err == nil || time.Now().After(deadline) {
+			t.Fatalf("Create = %v, want refused by the self-managed webhook", err)
+		}
+		time.Sleep(200 * time.Millisecond) // the CA bundle is injected asynchronously
+	}
+}
+
+func secretKey(t *testing.T, e *testEnv, key string) []byte {
+	t.Helper()
+	s := &corev1.Secret{}
+	if err := e.client.Get(t.Context(), ctrlruntimeclient.ObjectKey{Namespace: "default", Name: "webhook-tls"}, s); err != nil {
+		return nil
+	}
+	return s.Data[key]
+}
+
+func waitFor(t *testing.T, what string, get func() []byte) []byte {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if v := get(); len(v) > 0 {
+			return v
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no %s within 20s", what)
+	return nil
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

@@ -120,6 +120,8 @@ type StorageClass struct {
 	// AllowedTopologies restricts the class to zones and regions; nil for
 	// none. It is rendered as JSON.
 	AllowedTopologies any
+	// AllowVolumeExpansion lets the tenant's claims of the class grow.
+	AllowVolumeExpansion bool
 }
 
 // Default images. The tags are pinned here and were not pulled by any test

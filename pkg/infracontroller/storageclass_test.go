@@ -116,6 +116,31 @@ func TestStorageClasses(t *testing.T) {
 		annotate(t, ic, "zoned", storageclass.BusAnnotation, "sata")
 		eventually(t, wait, expectClasses(ctx, tc, fast, tenantClass("zoned", "sata", false, storagev1.VolumeBindingImmediate, zoneTerm(corev1.LabelTopologyZone, "z3", "z4"))))
 	})
+	t.Run("an infra class that allows expansion makes its tenant class expandable in place", func(t *testing.T) {
+		var before storagev1.StorageClass
+		if err := tc.Get(ctx, ctrlruntimeclient.ObjectKey{Name: "kubevirt-fast"}, &before); err != nil {
+			t.Fatal(err)
+		}
+		var sc storagev1.StorageClass
+		if err := ic.Get(ctx, ctrlruntimeclient.ObjectKey{Name: "fast"}, &sc); err != nil {
+			t.Fatal(err)
+		}
+		sc.AllowVolumeExpansion = ptr.To(true)
+		if err := ic.Update(ctx, &sc); err != nil {
+			t.Fatal(err)
+		}
+		expandable := fast.DeepCopy()
+		expandable.AllowVolumeExpansion = ptr.To(true)
+		zoned := tenantClass("zoned", "sata", false, storagev1.VolumeBindingImmediate, zoneTerm(corev1.LabelTopologyZone, "z3", "z4"))
+		eventually(t, wait, expectClasses(ctx, tc, *expandable, zoned))
+		var after storagev1.StorageClass
+		if err := tc.Get(ctx, ctrlruntimeclient.ObjectKey{Name: "kubevirt-fast"}, &after); err != nil {
+			t.Fatal(err)
+		}
+		if after.UID != before.UID {
+			t.Error("the tenant class was recreated, want an update")
+		}
+	})
 	t.Run("removing the annotation removes the tenant class", func(t *testing.T) {
 		annotate(t, ic, "fast", storageclass.InitializeAnnotation, "")
 		annotate(t, ic, "zoned", storageclass.InitializeAnnotation, "")

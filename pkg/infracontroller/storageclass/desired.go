@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 )
@@ -42,9 +43,11 @@ var topologyKeys = map[string]bool{corev1.LabelTopologyZone: true, corev1.LabelT
 
 // Desired returns the tenant StorageClasses for the infra classes: one per
 // class annotated for initialization and not being deleted, rendered from
-// the manifest in addons/kubevirt-csi-storageclasses. bus is the default
-// disk bus (DefaultBus when empty).
-func Desired(infra []storagev1.StorageClass, bus string) ([]storagev1.StorageClass, error) {
+// the manifest in addons/kubevirt-csi-storageclasses. o.Bus is the default
+// disk bus (DefaultBus when empty); a tenant class allows volume expansion
+// when its infra class does and o.DisableVolumeExpansion is false.
+func Desired(infra []storagev1.StorageClass, o Options) ([]storagev1.StorageClass, error) {
+	bus := o.Bus
 	if bus == "" {
 		bus = DefaultBus
 	}
@@ -54,7 +57,9 @@ func Desired(infra []storagev1.StorageClass, bus string) ([]storagev1.StorageCla
 		if sc.Annotations[InitializeAnnotation] != "true" || !sc.DeletionTimestamp.IsZero() {
 			continue
 		}
-		params.StorageClasses = append(params.StorageClasses, tenantClass(sc, bus))
+		tc := tenantClass(sc, bus)
+		tc.AllowVolumeExpansion = tc.AllowVolumeExpansion && !o.DisableVolumeExpansion
+		params.StorageClasses = append(params.StorageClasses, tc)
 	}
 	if len(params.StorageClasses) == 0 {
 		return nil, nil
@@ -90,6 +95,8 @@ func tenantClass(infra *storagev1.StorageClass, bus string) addons.StorageClass 
 		Bus:               bus,
 		Default:           infra.Annotations[DefaultClassAnnotation] == "true",
 		VolumeBindingMode: string(binding),
+		// The driver grows a volume by growing its infra claim.
+		AllowVolumeExpansion: ptr.Deref(infra.AllowVolumeExpansion, false),
 	}
 	if t := topologies(infra); len(t) > 0 {
 		sc.AllowedTopologies = t
@@ -141,10 +148,14 @@ func needsRecreate(have, want *storagev1.StorageClass) bool {
 			!equality.Semantic.DeepEqual(have.AllowedTopologies, want.AllowedTopologies)
 }
 
-// needsUpdate reports a difference in the metadata we own: our labels and
-// the default-class annotation. Other labels and annotations are left to
-// whoever set them.
+// needsUpdate reports a difference in what we own and an update may
+// change: our labels, the default-class annotation and
+// allowVolumeExpansion. Other labels and annotations are left to whoever
+// set them.
 func needsUpdate(have, want *storagev1.StorageClass) bool {
+	if ptr.Deref(have.AllowVolumeExpansion, false) != ptr.Deref(want.AllowVolumeExpansion, false) {
+		return true
+	}
 	for k, v := range want.Labels {
 		if have.Labels[k] != v {
 			return true
@@ -155,10 +166,11 @@ func needsUpdate(have, want *storagev1.StorageClass) bool {
 	return hok != wok || hv != wv
 }
 
-// merge returns have with our labels and default-class annotation from
-// want.
+// merge returns have with our labels, default-class annotation and
+// allowVolumeExpansion from want.
 func merge(have, want *storagev1.StorageClass) *storagev1.StorageClass {
 	out := have.DeepCopy()
+	out.AllowVolumeExpansion = want.AllowVolumeExpansion
 	if out.Labels == nil {
 		out.Labels = map[string]string{}
 	}

@@ -38,7 +38,7 @@ func TestDesired(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		infra []storagev1.StorageClass
-		bus   string
+		o     Options
 		want  []storagev1.StorageClass
 	}{
 		{
@@ -51,7 +51,7 @@ func TestDesired(t *testing.T) {
 		{
 			name:  "the option sets the default bus and the annotation overrides it",
 			infra: []storagev1.StorageClass{infraClass("a", on), infraClass("b", map[string]string{InitializeAnnotation: "true", BusAnnotation: "sata"})},
-			bus:   "virtio",
+			o:     Options{Bus: "virtio"},
 			want:  []storagev1.StorageClass{expected("a", "virtio", nil, nil), expected("b", "sata", nil, nil)},
 		},
 		{
@@ -75,9 +75,20 @@ func TestDesired(t *testing.T) {
 				term(req(corev1.LabelTopologyZone, "z9")))},
 			want: []storagev1.StorageClass{expected("a", "scsi", nil, []corev1.TopologySelectorTerm{term(req(corev1.LabelTopologyZone, "z1", "z2"))})},
 		},
+		{
+			name:  "expansion follows the infra class",
+			infra: []storagev1.StorageClass{expandable("a", on, true), expandable("b", on, false), infraClass("c", on)},
+			want:  []storagev1.StorageClass{expectedExpandable("a"), expected("b", "scsi", nil, nil), expected("c", "scsi", nil, nil)},
+		},
+		{
+			name:  "expansion switched off",
+			infra: []storagev1.StorageClass{expandable("a", on, true)},
+			o:     Options{DisableVolumeExpansion: true},
+			want:  []storagev1.StorageClass{expected("a", "scsi", nil, nil)},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Desired(tc.infra, tc.bus)
+			got, err := Desired(tc.infra, tc.o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,6 +114,18 @@ func expected(name, bus string, annotations map[string]string, topologies []core
 	}
 }
 
+func expandable(name string, annotations map[string]string, allow bool) storagev1.StorageClass {
+	sc := infraClass(name, annotations)
+	sc.AllowVolumeExpansion = ptr.To(allow)
+	return sc
+}
+
+func expectedExpandable(name string) storagev1.StorageClass {
+	sc := expected(name, "scsi", nil, nil)
+	sc.AllowVolumeExpansion = ptr.To(true)
+	return sc
+}
+
 func TestCompare(t *testing.T) {
 	want := expected("a", "scsi", map[string]string{DefaultClassAnnotation: "true"}, nil)
 	for _, tc := range []struct {
@@ -123,6 +146,8 @@ func TestCompare(t *testing.T) {
 			delete(sc.Annotations, DefaultClassAnnotation)
 		}, wantEdit: true},
 		{name: "our label was changed", change: func(sc *storagev1.StorageClass) { sc.Labels[InfraClassLabel] = "b" }, wantEdit: true},
+		{name: "expansion was allowed by hand", change: func(sc *storagev1.StorageClass) { sc.AllowVolumeExpansion = ptr.To(true) }, wantEdit: true},
+		{name: "an explicit false equals unset", change: func(sc *storagev1.StorageClass) { sc.AllowVolumeExpansion = ptr.To(false) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			have := want.DeepCopy()

@@ -42,6 +42,10 @@ type Options struct {
 	SecretKey string
 	// Bus is the default disk bus of tenant classes; DefaultBus when empty.
 	Bus string
+	// DisableVolumeExpansion keeps allowVolumeExpansion off on every
+	// tenant class (for a CSI controller without its resizer); otherwise
+	// a tenant class allows expansion when its infra class does.
+	DisableVolumeExpansion bool
 	// ResyncInterval, when positive, re-checks every tenant cluster that
 	// often. It is only a safety net: the managed tenant classes are
 	// watched, so hand edits are undone within seconds without it.
@@ -128,7 +132,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.Reader.List(ctx, &infra); err != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to list infra storage classes: %w", err)
 	}
-	desired, err := Desired(infra.Items, r.Options.Bus)
+	desired, err := Desired(infra.Items, r.Options)
 	if err != nil {
 		return reconcile.Result{}, err
 	}

@@ -32,3 +32,63 @@ files hold one document per kind.
 {{- end -}}
 {{- end -}}
 {{- end }}
+
+{{/*
+machine-controller.webhookSelector selects the webhook's pods (never the
+controller's: the two Deployments and the metrics Service stay apart).
+*/}}
+{{- define "machine-controller.webhookSelector" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}-webhook
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/*
+machine-controller.webhookObjectSelector selects the objects of this
+controller: those labelled machine.k8s.io/controller=<controllerName>, or
+without the label when controllerName is empty.
+*/}}
+{{- define "machine-controller.webhookObjectSelector" -}}
+matchExpressions:
+  {{- if .Values.controllerName }}
+  - {key: machine.k8s.io/controller, operator: In, values: [{{ .Values.controllerName | quote }}]}
+  {{- else }}
+  - {key: machine.k8s.io/controller, operator: DoesNotExist}
+  {{- end }}
+{{- end }}
+
+{{/*
+machine-controller.webhookCommon renders what both webhooks share; it takes
+"root" (the chart's context), "exempt" (usernames the webhooks skip) and
+"path" (where the webhook serves).
+*/}}
+{{- define "machine-controller.webhookCommon" -}}
+rules:
+  - operations: [CREATE, UPDATE]
+    apiGroups: [cluster.k8s.io]
+    apiVersions: [v1alpha1]
+    resources: [machinedeployments, machinesets, machines]
+    scope: Namespaced
+failurePolicy: {{ .root.Values.webhook.failurePolicy }}
+sideEffects: None
+admissionReviewVersions: [v1]
+timeoutSeconds: {{ .root.Values.webhook.timeoutSeconds }}
+objectSelector:
+  {{- include "machine-controller.webhookObjectSelector" .root | nindent 2 }}
+{{- with .root.Values.webhook.namespaceSelector }}
+namespaceSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .exempt }}
+# The controller's own writes (finalizers, providerID, Machines of a
+# MachineSet whose template was admitted) never wait for the webhook.
+matchConditions:
+  - name: not-exempt
+    expression: '!(request.userInfo.username in {{ toJson . }})'
+{{- end }}
+clientConfig:
+  service:
+    name: machine-controller-webhook
+    namespace: {{ .root.Release.Namespace }}
+    path: {{ .path }}
+    port: 443
+{{- end }}

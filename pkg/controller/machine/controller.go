@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/metrics"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
@@ -19,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -159,6 +161,10 @@ func Add(mgr ctrl.Manager, opts Options) error {
 		r.drainTimeout = DefaultDrainTimeout
 	}
 	if err := addIndexes(context.Background(), mgr); err != nil {
+		return err
+	}
+	// The provider's labels of every Machine, on the metrics endpoint.
+	if err := metrics.RegisterMachineInfo(ctrlmetrics.Registry, mgr.GetClient(), opts.Provider.MachineMetricsLabels); err != nil {
 		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).

@@ -139,7 +139,7 @@ func (p *fakeProvider) MigrateUID(context.Context, *zap.SugaredLogger, *clusterv
 }
 
 func (p *fakeProvider) MachineMetricsLabels(*clusterv1alpha1.Machine) (map[string]string, error) {
-	return nil, nil
+	return map[string]string{"cpus": "2"}, nil
 }
 
 func (p *fakeProvider) SetMetricsForMachines(clusterv1alpha1.MachineList) error { return nil }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
@@ -55,6 +56,7 @@ func TestSyncTopology(t *testing.T) {
 // The controller puts the region and zone of a Machine's instance on its
 // Node where the Node has none, against a real API server: a Node's own
 // value (a cloud controller manager's) and the Machine's spec labels win.
+// The provider's metric labels of the Machine reach the metrics registry.
 func TestNodeTopologyLabels(t *testing.T) {
 	env := envtest.Start(t, envtest.WithCRDFiles("cluster.k8s.io.yaml"))
 	ctx := t.Context()
@@ -107,6 +109,44 @@ func TestNodeTopologyLabels(t *testing.T) {
 	if err != nil {
 		t.Errorf("Node topology labels (-want +got):\n%s", cmp.Diff(want, got))
 	}
+	// The controller wires the provider's metric labels into the machine
+	// info metric.
+	wantInfo := map[string]string{"cpus": "2", "namespace": ns, "phase": "Running"}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return hasMachineInfo(t, "bare", wantInfo), nil
+	})
+	if err != nil {
+		t.Errorf("no machine_controller_machine_info series of Machine bare with %v", wantInfo)
+	}
+}
+
+// hasMachineInfo tells whether controller-runtime's registry has a
+// machine info series of the named Machine carrying want.
+func hasMachineInfo(t *testing.T, machine string, want map[string]string) bool {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "machine_controller_machine_info" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			matches := got["machine"] == machine
+			for k, v := range want {
+				matches = matches && got[k] == v
+			}
+			if matches {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // startController runs the Machine controller on env until the test ends.

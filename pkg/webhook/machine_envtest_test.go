@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -99,5 +100,32 @@ func TestOtherControllersObjects(t *testing.T) {
 	m.Spec.ProviderSpec.Value = providerSpec(t, func(cps map[string]any) { cps["unknown"] = true })
 	if err := e.client.Create(t.Context(), m); err != nil {
 		t.Fatalf("Create = %v, want stored unchecked", err)
+	}
+}
+
+// TestControllerExempt: the chart's matchConditions exempt the
+// controller's ServiceAccount, so its writes never wait for the webhook;
+// another identity's identical write is refused.
+func TestControllerExempt(t *testing.T) {
+	e := needEnv(t)
+	for _, tc := range []struct {
+		user    string
+		refused bool
+	}{
+		{user: "system:serviceaccount:" + chartNamespace + ":machine-controller"},
+		{user: "system:serviceaccount:" + chartNamespace + ":someone-else", refused: true},
+	} {
+		cfg := rest.CopyConfig(e.config)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: tc.user, Groups: []string{"system:masters"}}
+		client, err := ctrlruntimeclient.New(cfg, ctrlruntimeclient.Options{Scheme: e.client.Scheme()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := machine(t, "exempt-"+strings.ReplaceAll(tc.user[strings.LastIndex(tc.user, ":")+1:], "-", ""))
+		m.Spec.Versions.Kubelet = "not-a-version"
+		err = client.Create(t.Context(), m)
+		if refused := err != nil && strings.Contains(err.Error(), "spec.versions.kubelet"); refused != tc.refused || (err != nil && !refused) {
+			t.Errorf("%s: Create = %v, want refused %v", tc.user, err, tc.refused)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -12,18 +13,23 @@ import (
 	"testing"
 	"time"
 
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/releaseutil"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/charts"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/components"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/webhook"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 )
 
 // env is the control plane of the package's tests, with the webhook
@@ -63,12 +69,16 @@ func TestMain(m *testing.M) {
 // installed and the webhook serving them.
 func startEnv(ctx context.Context) (*testEnv, func() error, error) {
 	crds := filepath.Join("..", "..", "test", "crds")
+	mutating, validating, err := chartConfigurations()
+	if err != nil {
+		return nil, nil, err
+	}
 	te := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(crds, "cluster.k8s.io.yaml"), filepath.Join(crds, "kubevirt.io.yaml"), filepath.Join(crds, "cdi.kubevirt.io.yaml"), filepath.Join(crds, "instancetype.kubevirt.io.yaml")},
 		ErrorIfCRDPathMissing: true,
 		WebhookInstallOptions: envtest.WebhookInstallOptions{
-			MutatingWebhooks:   []*admissionregistrationv1.MutatingWebhookConfiguration{mutatingConfiguration()},
-			ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{validatingConfiguration()},
+			MutatingWebhooks:   []*admissionregistrationv1.MutatingWebhookConfiguration{mutating},
+			ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{validating},
 		},
 	}
 	cfg, err := te.Start()
@@ -151,44 +161,61 @@ func waitServing(ctx context.Context, address string) error {
 	}
 }
 
-// rules are the operations and resources both webhooks admit.
-func rules() []admissionregistrationv1.RuleWithOperations {
-	return []admissionregistrationv1.RuleWithOperations{{
-		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-		Rule: admissionregistrationv1.Rule{APIGroups: []string{"cluster.k8s.io"}, APIVersions: []string{"v1alpha1"},
-			Resources: []string{"machinedeployments", "machinesets", "machines"}},
-	}}
+// chartNamespace is the release namespace the chart is rendered for.
+const chartNamespace = "kubevirt-kkp"
+
+// chartConfigurations returns the webhook configurations the chart renders
+// (default values): envtest installs exactly these.
+func chartConfigurations() (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+	ch, err := components.LoadChart(charts.FS, "machine-controller")
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to load the chart: %w", err)
+	}
+	vals, err := chartutil.ToRenderValues(ch, nil, chartutil.ReleaseOptions{Name: "machine-controller", Namespace: chartNamespace, IsInstall: true}, chartutil.DefaultCapabilities)
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to build the chart's values: %w", err)
+	}
+	files, err := engine.Render(ch, vals)
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to render the chart: %w", err)
+	}
+	docs := releaseutil.SplitManifests(files["machine-controller/templates/webhook-configurations.yaml"])
+	m := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	for _, doc := range docs {
+		var err error
+		switch {
+		case strings.Contains(doc, "kind: MutatingWebhookConfiguration"):
+			err = yaml.UnmarshalStrict([]byte(doc), m)
+		case strings.Contains(doc, "kind: ValidatingWebhookConfiguration"):
+			err = yaml.UnmarshalStrict([]byte(doc), v)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("failed to decode a webhook configuration of the chart: %w", err)
+		}
+	}
+	if len(m.Webhooks) != 1 || len(v.Webhooks) != 1 {
+		return nil, nil, errors.New("the chart renders no webhook configurations")
+	}
+	return m, v, nil
 }
 
-func mutatingConfiguration() *admissionregistrationv1.MutatingWebhookConfiguration {
-	return &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "machine-controller-webhook"},
-		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name:                    "machines.mutate.kkp-kubevirt.io",
-			ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Name: "webhook", Namespace: "default", Path: ptr.To(webhook.MutatePath)}},
-			Rules:                   rules(),
-			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
-			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
-			AdmissionReviewVersions: []string{"v1"},
-			TimeoutSeconds:          ptr.To[int32](10),
-			ObjectSelector:          &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "machine.k8s.io/controller", Operator: metav1.LabelSelectorOpDoesNotExist}}},
-		}},
+// mutatingConfiguration is the chart's, for a test to change.
+func mutatingConfiguration(t *testing.T) *admissionregistrationv1.MutatingWebhookConfiguration {
+	t.Helper()
+	m, _, err := chartConfigurations()
+	if err != nil {
+		t.Fatal(err)
 	}
+	return m
 }
 
-func validatingConfiguration() *admissionregistrationv1.ValidatingWebhookConfiguration {
-	m := mutatingConfiguration().Webhooks[0]
-	return &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "machine-controller-webhook"},
-		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name:                    "machines.validate.kkp-kubevirt.io",
-			ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Name: "webhook", Namespace: "default", Path: ptr.To(webhook.ValidatePath)}},
-			Rules:                   m.Rules,
-			FailurePolicy:           m.FailurePolicy,
-			SideEffects:             m.SideEffects,
-			AdmissionReviewVersions: m.AdmissionReviewVersions,
-			TimeoutSeconds:          m.TimeoutSeconds,
-			ObjectSelector:          m.ObjectSelector,
-		}},
+// validatingConfiguration is the chart's, for a test to change.
+func validatingConfiguration(t *testing.T) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	t.Helper()
+	_, v, err := chartConfigurations()
+	if err != nil {
+		t.Fatal(err)
 	}
+	return v
 }

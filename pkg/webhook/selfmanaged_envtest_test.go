@@ -29,10 +29,10 @@ func TestSelfManagedCertificate(t *testing.T) {
 	port := freePort(t)
 	url := "https://localhost:" + strconv.Itoa(port)
 	selector := &metav1.LabelSelector{MatchLabels: map[string]string{"machine.k8s.io/controller": "self"}}
-	mutating := mutatingConfiguration()
+	mutating := mutatingConfiguration(t)
 	mutating.Name, mutating.Webhooks[0].ObjectSelector = "self-managed", selector
 	mutating.Webhooks[0].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: ptr.To(url + webhook.MutatePath)}
-	validating := validatingConfiguration()
+	validating := validatingConfiguration(t)
 	validating.Name, validating.Webhooks[0].ObjectSelector = "self-managed", selector
 	validating.Webhooks[0].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: ptr.To(url + webhook.ValidatePath)}
 	for _, obj := range []ctrlruntimeclient.Object{mutating, validating} {

@@ -16,6 +16,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
@@ -108,6 +109,7 @@ func TestChartWebhook(t *testing.T) {
 				t.Errorf("Certificate rendered: %v, want %v", ok, tc.annotated)
 			}
 			checkWebhookConfigurations(t, objects, tc.selector, tc.annotated)
+			checkWebhookRBACNames(t, objects, args)
 		})
 	}
 	if objects := renderChart(t, map[string]any{"webhook": map[string]any{"enabled": false}}); objects["Deployment/machine-controller-webhook"] != "" ||
@@ -155,6 +157,34 @@ func checkWebhookConfigurations(t *testing.T, objects map[string]string, selecto
 		}
 		if _, ok := c.annotations["cert-manager.io/inject-ca-from"]; ok != annotated {
 			t.Errorf("annotations %v, want cert-manager injection %v", c.annotations, annotated)
+		}
+	}
+}
+
+// checkWebhookRBACNames: the rendered roles grant updates by name, on the
+// Secret and the webhook configurations the arguments name.
+func checkWebhookRBACNames(t *testing.T, objects map[string]string, args []string) {
+	t.Helper()
+	names := map[string]bool{}
+	for _, key := range []string{"ClusterRole/kubevirt-kkp:machine-controller-webhook", "Role/machine-controller-webhook-certificate"} {
+		role := &rbacv1.ClusterRole{}
+		if err := yaml.Unmarshal([]byte(objects[key]), role); err != nil {
+			t.Fatal(err)
+		}
+		for _, rule := range role.Rules {
+			if slices.Contains(rule.Verbs, "update") && len(rule.ResourceNames) == 0 {
+				t.Errorf("%s updates %v of any name", key, rule.Resources)
+			}
+			for _, name := range rule.ResourceNames {
+				names[name] = true
+			}
+		}
+	}
+	for _, arg := range args {
+		for _, flag := range []string{"--certificate-secret=", "--mutating-webhook-configuration=", "--validating-webhook-configuration="} {
+			if name, ok := strings.CutPrefix(arg, flag); ok && !names[name] {
+				t.Errorf("%s names %s, which the roles do not grant", flag, name)
+			}
 		}
 	}
 }

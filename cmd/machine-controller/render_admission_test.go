@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/base64"
 	"errors"
 	"io"
 	"os"
@@ -95,5 +97,36 @@ func TestRenderedVMsPassKubeVirtAdmission(t *testing.T) {
 	}
 	if checked < 4 {
 		t.Errorf("checked %d render outputs, want at least 4", checked)
+	}
+}
+
+// TestVMPatchJudgedByKubeVirt: a VM patch render accepts can still yield a
+// VM KubeVirt's own admission refuses; on a cluster that refusal is the
+// Create error of every Machine of the MachineDeployment.
+func TestVMPatchJudgedByKubeVirt(t *testing.T) {
+	env := envtest.Start(t, envtest.WithKubeVirt())
+	data, err := os.ReadFile(filepath.Join("testdata", "vm-patch.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := strings.Replace(string(data), `[{"op": "add", "path": "/spec/template/spec/domain/clock", "value": {"timezone": "Europe/Berlin"}}]`,
+		`[{"op": "add", "path": "/spec/template/spec/domain/devices/disks/0/bootOrder", "value": 0}]`, 1)
+	if md == string(data) {
+		t.Fatal("testdata/vm-patch.yaml no longer holds the patch this test replaces")
+	}
+	t.Setenv("KUBEVIRT_KUBECONFIG", base64.StdEncoding.EncodeToString([]byte(testKubeconfig)))
+	var out, errOut bytes.Buffer
+	cmd := newRootCmd(strings.NewReader(md), &out, &errOut)
+	cmd.SetArgs([]string{"render", "-f", "-"})
+	if err := cmd.ExecuteContext(t.Context()); err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	vms := renderedVMs(t, out.String())
+	if len(vms) != 1 {
+		t.Fatalf("render printed %d VirtualMachines, want 1", len(vms))
+	}
+	err = env.AdmitVM(t.Context(), vms[0])
+	if err == nil || !strings.Contains(err.Error(), "boot order") {
+		t.Fatalf("KubeVirt's admission = %v, want a refusal naming the boot order", err)
 	}
 }

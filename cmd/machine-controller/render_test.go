@@ -75,6 +75,10 @@ func TestRender(t *testing.T) {
 		// Warnings go to stderr; stdout stays parseable.
 		{name: "legacy", args: []string{"render", "-f", "testdata/legacy.yaml"}},
 		{name: "legacy-json", args: []string{"render", "-f", "testdata/legacy.yaml", "-o", "json"}},
+		// The VM patch hatch: applied to the rendered VM, refused when it
+		// touches what the provider relies on.
+		{name: "vm-patch", args: []string{"render", "-f", "testdata/vm-patch.yaml"}},
+		{name: "vm-patch-renamed", args: []string{"render", "-f", "testdata/vm-patch-renamed.yaml"}, wantErr: "annotation kkp-kubevirt.io/vm-patch: must not change metadata.name"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

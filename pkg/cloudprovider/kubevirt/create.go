@@ -58,6 +58,11 @@ func (p *Provider) Create(ctx context.Context, _ *zap.SugaredLogger, machine *cl
 		Facts:    facts,
 		UserData: userdata,
 	}
+	// The builder is pure: a spec it refuses (a bad VM patch annotation)
+	// is refused before anything is written, the image cache included.
+	if _, err := vm.Build(in); err != nil {
+		return nil, cloudprovider.NewInvalidConfiguration("%v", err)
+	}
 	if in.Facts.CacheDataVolume, err = ensureImageCache(ctx, t.infra, in); err != nil {
 		return nil, err
 	}

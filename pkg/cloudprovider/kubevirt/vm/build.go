@@ -91,6 +91,10 @@ func Build(in Input) (*Objects, error) {
 			DataVolumeTemplates: dataVolumes,
 		},
 	}
+	vm, err = applyPatch(in, vm)
+	if err != nil {
+		return nil, err
+	}
 
 	return &Objects{
 		VirtualMachine: vm,

@@ -158,7 +158,7 @@ func templateAnnotations(in Input) map[string]string {
 // isTemplateAnnotation tells whether a Machine annotation belongs on the VM
 // template.
 func isTemplateAnnotation(key string) bool {
-	return !isCDIAnnotation(key) &&
+	return key != AnnotationVMPatch && !isCDIAnnotation(key) &&
 		!strings.Contains(key, machineControllerAnnotationMarker) &&
 		!strings.HasPrefix(key, kubeletAnnotationPrefix)
 }

@@ -2,16 +2,12 @@ package machineset
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"k8c.io/machine-controller/sdk/apis/cluster/common"
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -31,20 +27,12 @@ func (r *reconciler) refuse(ctx context.Context, ms *clusterv1alpha1.MachineSet,
 		r.recorder.Eventf(ms, nil, corev1.EventTypeWarning, ReasonInvalidConfiguration, "Reconcile", "MachineSet %s: %s", ms.Name, message)
 	}
 	if ptr.Deref(ms.Status.ErrorMessage, "") != message || ms.Status.ErrorReason == nil || string(*ms.Status.ErrorReason) != ReasonInvalidConfiguration {
-		ms.Status.ErrorReason = ptr.To(common.InvalidConfigurationMachineSetError)
-		ms.Status.ErrorMessage = ptr.To(message)
-		ms.Status.ObservedGeneration = ms.Generation
-		// status.replicas is required by the CRD and has no omitempty:
-		// a MachineSet without status yet needs it in the patch.
-		patch, err := json.Marshal(map[string]any{"status": map[string]any{
-			"replicas": ms.Status.Replicas, "observedGeneration": ms.Generation,
-			"errorReason": ms.Status.ErrorReason, "errorMessage": message,
-		}})
-		if err != nil {
-			return fmt.Errorf("failed to encode the error of MachineSet %s: %w", ms.Name, err)
-		}
-		if err := r.client.Status().Patch(ctx, ms, ctrlruntimeclient.RawPatch(types.MergePatchType, patch)); ctrlruntimeclient.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("failed to record the error of MachineSet %s: %w", ms.Name, err)
+		status := ms.Status
+		status.ErrorReason = ptr.To(common.InvalidConfigurationMachineSetError)
+		status.ErrorMessage = ptr.To(message)
+		status.ObservedGeneration = ms.Generation
+		if err := r.patchStatus(ctx, ms, status); err != nil {
+			return err
 		}
 	}
 	return reconcile.TerminalError(invalid)

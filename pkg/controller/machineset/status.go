@@ -2,6 +2,7 @@ package machineset
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -39,12 +41,41 @@ func (r *reconciler) updateStatus(ctx context.Context, ms *clusterv1alpha1.Machi
 	if apiequality.Semantic.DeepEqual(status, ms.Status) {
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
-	base := ms.DeepCopy()
-	ms.Status = status
-	if err := r.client.Status().Patch(ctx, ms, ctrlruntimeclient.MergeFrom(base)); ctrlruntimeclient.IgnoreNotFound(err) != nil {
-		return reconcile.Result{}, fmt.Errorf("failed to patch the status of MachineSet %s: %w", ms.Name, err)
+	if err := r.patchStatus(ctx, ms, status); err != nil {
+		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: wait}, nil
+}
+
+// patchStatus sets ms's status to status with a JSON merge patch that
+// always carries status.replicas: the CRD requires it and the SDK type
+// omits it when 0, so a MachineSet without status could otherwise never get
+// one of 0 replicas (and its MachineDeployment would wait for its
+// observedGeneration forever).
+func (r *reconciler) patchStatus(ctx context.Context, ms *clusterv1alpha1.MachineSet, status clusterv1alpha1.MachineSetStatus) error {
+	base := ms.DeepCopy()
+	ms.Status = status
+	data, err := ctrlruntimeclient.MergeFrom(base).Data(ms)
+	if err != nil {
+		return fmt.Errorf("failed to compute the status patch of MachineSet %s: %w", ms.Name, err)
+	}
+	patch := map[string]any{}
+	if err := json.Unmarshal(data, &patch); err != nil {
+		return fmt.Errorf("failed to decode the status patch of MachineSet %s: %w", ms.Name, err)
+	}
+	fields, _ := patch["status"].(map[string]any)
+	if fields == nil {
+		fields = map[string]any{}
+	}
+	fields["replicas"] = status.Replicas
+	patch["status"] = fields
+	if data, err = json.Marshal(patch); err != nil {
+		return fmt.Errorf("failed to encode the status patch of MachineSet %s: %w", ms.Name, err)
+	}
+	if err := r.client.Status().Patch(ctx, ms, ctrlruntimeclient.RawPatch(types.MergePatchType, data)); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("failed to patch the status of MachineSet %s: %w", ms.Name, err)
+	}
+	return nil
 }
 
 // stateOf reads the Node of a Machine to tell whether it is Ready.

@@ -13,6 +13,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/imagecache"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -80,6 +81,7 @@ func inspect(ctx context.Context, t *target, spread *spreadTarget) (vm.Facts, pr
 		in.instancetype,
 		in.preference,
 		in.storage,
+		in.namedImage,
 		in.networks,
 		in.secrets,
 	}
@@ -373,4 +375,30 @@ func (p *Provider) Facts(ctx context.Context, settings *config.Settings, machine
 		return vm.Facts{}, err
 	}
 	return facts, missing.terminal()
+}
+
+// namedImage resolves a bare osImage name with source pvc the way
+// Kubermatic's custom local disks are named: a DataVolume of exactly that
+// name in the namespace wins; otherwise the infra-controller's named image
+// of that name (DataVolume image-<name>) is cloned. Neither leaves the name
+// as it is, for CDI to wait for.
+func (in *inspector) namedImage(ctx context.Context) error {
+	src := in.settings.PrimaryDisk.Source
+	if src.Kind != config.ImageSourcePVC || (src.PVCNamespace != "" && src.PVCNamespace != in.namespace) ||
+		strings.HasPrefix(src.PVCName, imagecache.NamedDataVolumeName("")) {
+		return nil
+	}
+	for _, name := range []string{src.PVCName, imagecache.NamedDataVolumeName(src.PVCName)} {
+		found, err := exists(ctx, in.reader, dvGVK, ctrlruntimeclient.ObjectKey{Namespace: in.namespace, Name: name})
+		if err != nil {
+			return err
+		}
+		if found {
+			if name != src.PVCName {
+				in.facts.SourcePVC = name
+			}
+			return nil
+		}
+	}
+	return nil
 }

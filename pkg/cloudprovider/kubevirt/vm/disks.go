@@ -164,12 +164,15 @@ func imageSource(src config.ImageSource, f Facts) (*cdicorev1beta1.DataVolumeSou
 			},
 		}, nil
 	case config.ImageSourcePVC:
-		namespace := src.PVCNamespace
+		namespace, name := src.PVCNamespace, src.PVCName
 		if namespace == "" {
 			namespace = f.Namespace
 		}
+		if f.SourcePVC != "" {
+			namespace, name = f.Namespace, f.SourcePVC
+		}
 		return &cdicorev1beta1.DataVolumeSource{
-			PVC: &cdicorev1beta1.DataVolumeSourcePVC{Namespace: namespace, Name: src.PVCName},
+			PVC: &cdicorev1beta1.DataVolumeSourcePVC{Namespace: namespace, Name: name},
 		}, nil
 	case config.ImageSourceHTTP:
 		headers := slices.Clone(src.ExtraHeaders)

@@ -52,4 +52,8 @@ type Facts struct {
 	// of importing the image. "" imports directly, and so does a primary
 	// disk that is not PreAllocated.
 	CacheDataVolume string
+	// SourcePVC is the PVC in Namespace a primary disk with source pvc
+	// clones when it is not the one osImage names: the infra-controller's
+	// named image image-<name> for a bare <name>. "" clones osImage's PVC.
+	SourcePVC string
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
@@ -129,13 +130,17 @@ func TestValidate(t *testing.T) {
 		old          *clusterv1alpha1.MachineDeployment
 		wantRefusal  string
 		wantWarnings []string
+		// wantUnchecked is the reason counted for unchecked infra facts.
+		wantUnchecked string
 	}{
 		{name: "valid", md: deployment(validSpec, nil)},
 		{name: "legacy spec converted", md: deployment(legacySpec, nil), wantWarnings: []string{"flat format of KKP <= 2.20"}},
 		{name: "infra fact missing", provider: fakeProvider{err: terminal}, md: deployment(validSpec, nil),
 			wantRefusal: "spec.template.spec.providerSpec.value.cloudProviderSpec.virtualMachine.template.primaryDisk.storageClassName: StorageClass"},
-		{name: "infra silent", provider: fakeProvider{delay: time.Hour}, md: deployment(validSpec, nil), wantWarnings: []string{"infra cluster not checked"}},
-		{name: "infra error", provider: fakeProvider{err: context.Canceled}, md: deployment(validSpec, nil), wantWarnings: []string{"infra cluster not checked"}},
+		{name: "infra silent", provider: fakeProvider{delay: time.Hour}, md: deployment(validSpec, nil), wantWarnings: []string{"infra cluster not checked"},
+			wantUnchecked: "timeout"},
+		{name: "infra error", provider: fakeProvider{err: context.Canceled}, md: deployment(validSpec, nil), wantWarnings: []string{"infra cluster not checked"},
+			wantUnchecked: "error"},
 		{name: "no providerSpec", md: deployment("", nil), wantRefusal: "spec.template.spec.providerSpec.value: Required value"},
 		{name: "negative replicas", md: deployment(validSpec, func(md *clusterv1alpha1.MachineDeployment) { md.Spec.Replicas = ptr.To[int32](-1) }),
 			wantRefusal: "spec.replicas: Invalid value: -1"},
@@ -152,6 +157,7 @@ func TestValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, v := handlers(t, tc.provider)
+			unchecked := uncheckedCount(t, tc.wantUnchecked)
 			op := admissionv1.Create
 			var old runtime.Object
 			if tc.old != nil {
@@ -167,6 +173,9 @@ func TestValidate(t *testing.T) {
 			if len(resp.Warnings) != len(tc.wantWarnings) {
 				t.Fatalf("warnings %q, want %q", resp.Warnings, tc.wantWarnings)
 			}
+			if tc.wantUnchecked != "" && uncheckedCount(t, tc.wantUnchecked) != unchecked+1 {
+				t.Errorf("machine_controller_webhook_infra_unchecked_total{reason=%q} not counted", tc.wantUnchecked)
+			}
 			for i, w := range tc.wantWarnings {
 				if !strings.Contains(resp.Warnings[i], w) {
 					t.Errorf("warning %q, want it to contain %q", resp.Warnings[i], w)
@@ -174,6 +183,28 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// uncheckedCount reads machine_controller_webhook_infra_unchecked_total
+// of a reason as a scrape would.
+func uncheckedCount(t *testing.T, reason string) float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	if err := registerMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, family := range families {
+		for _, m := range family.GetMetric() {
+			if len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == reason {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }
 
 // TestMutateOwnerDefaultsOnlyChangedTemplates: an owner's template gets

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 func needEnv(t *testing.T) *testEnv {
@@ -228,4 +229,30 @@ func TestUnreachableInfraAdmits(t *testing.T) {
 			t.Errorf("Create took %v, want at most %v", took, limit)
 		}
 	}
+	// The mutating webhook waited out the budget (for the defaults); the
+	// validating one then found the infra cluster paused, twice.
+	if n := scraped(t, "machine_controller_webhook_infra_unchecked_total", "paused"); n < 2 {
+		t.Errorf(`machine_controller_webhook_infra_unchecked_total{reason="paused"} = %v, want 2`, n)
+	}
+}
+
+// scraped returns the value of a counter with one label on the
+// controller-runtime registry (what /metrics serves).
+func scraped(t *testing.T, name, label string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, family := range families {
+		if family.GetName() != name {
+			continue
+		}
+		for _, m := range family.GetMetric() {
+			if len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == label {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }

@@ -106,6 +106,7 @@ func (c *specChecker) check(ctx context.Context, specPath string, spec clusterv1
 		return v
 	}
 	if err != nil {
+		infraUnchecked.WithLabelValues(uncheckedReason(err)).Inc()
 		c.log.Infow("Admitting on the providerSpec's syntax alone: the infra cluster did not answer", "error", err, "budget", c.budget)
 		v.warnings = append(v.warnings, "infra cluster not checked ("+err.Error()+"); the Machine reports problems there later")
 	}

@@ -27,6 +27,7 @@ import (
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -119,6 +120,9 @@ func (o Options) Run(ctx context.Context) error {
 	}
 	log := cmp.Or(o.Log, zap.NewNop())
 	ctrl.SetLogger(zapr.NewLogger(log))
+	if err := registerMetrics(ctrlmetrics.Registry); err != nil {
+		return fmt.Errorf("failed to register the metrics: %w", err)
+	}
 	mgr, err := o.newManager()
 	if err != nil {
 		return err

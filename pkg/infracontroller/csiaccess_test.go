@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -75,6 +76,55 @@ func TestCSIAccess(t *testing.T) {
 			t.Errorf("foreign Role was written: %+v", got)
 		}
 	})
+}
+
+// TestCSIAccessSnapshots checks that the CSI ServiceAccount may use
+// VolumeSnapshots in its tenant namespace only with the snapshot switch on,
+// and PVCs in either case.
+func TestCSIAccessSnapshots(t *testing.T) {
+	for _, snapshots := range []bool{false, true} {
+		t.Run(fmt.Sprintf("snapshots %t", snapshots), func(t *testing.T) {
+			env := envtest.Start(t)
+			ctx, c := t.Context(), env.Client
+			o := infracontroller.DefaultOptions()
+			o.Flavors, o.DisableStorageClasses, o.DisableNetworkPolicies = flavorsOff(), true, true
+			o.CSIAccess.Snapshots = snapshots
+			startController(t, env.Config, o, nil, -1)
+			createTenant(t, c, "cluster-snap", nil)
+			want := csiaccess.CSI()
+			if snapshots {
+				want.Rules = append(want.Rules, csiaccess.SnapshotRules()...)
+			}
+			eventually(t, wait, func() error { return checkProfileObjects(ctx, c, "cluster-snap", want) })
+			for _, verb := range []string{"get", "create", "delete"} {
+				checkAllowed(t, env, "cluster-snap", csiaccess.Name, "snapshot.storage.k8s.io", "volumesnapshots", verb, snapshots)
+			}
+			checkAllowed(t, env, "cluster-snap", csiaccess.Name, "", "persistentvolumeclaims", "get", true)
+		})
+	}
+}
+
+// checkAllowed asks the API server whether ServiceAccount namespace/name
+// may do verb on resource of group in namespace.
+func checkAllowed(t *testing.T, env *envtest.Env, namespace, name, group, resource, verb string, want bool) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: "system:serviceaccount:" + namespace + ":" + name,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: namespace, Group: group, Resource: resource, Verb: verb,
+		},
+	}}
+	got, err := cs.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), review, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Allowed != want {
+		t.Errorf("%s may %s %s.%s in %s: %t, want %t", name, verb, resource, group, namespace, got.Status.Allowed, want)
+	}
 }
 
 // checkAccessObjects checks the ServiceAccount, Role, RoleBinding and token

@@ -33,8 +33,8 @@ func meta(namespace, name string) metav1.ObjectMeta {
 
 // Rules are what the CSI driver may do in its tenant namespace: create and
 // delete the DataVolumes backing tenant volumes, find the VMs and VMIs of
-// the tenant's nodes and hot-plug volumes into them, snapshot volumes and
-// read the PVCs.
+// the tenant's nodes and hot-plug volumes into them, and read the PVCs.
+// Snapshots need SnapshotRules besides.
 func Rules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{"cdi.kubevirt.io"}, Resources: []string{"datavolumes"}, Verbs: []string{"get", "create", "delete"}},
@@ -47,8 +47,16 @@ func Rules() []rbacv1.PolicyRule {
 			},
 			Verbs: []string{"update"},
 		},
-		{APIGroups: []string{"snapshot.storage.k8s.io"}, Resources: []string{"volumesnapshots"}, Verbs: []string{"get", "create", "delete"}},
 		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get", "list", "watch"}},
+	}
+}
+
+// SnapshotRules are what the CSI driver needs in its tenant namespace to
+// snapshot volumes: it creates, reads and deletes a VolumeSnapshot of the
+// infra claim for every tenant snapshot.
+func SnapshotRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{"snapshot.storage.k8s.io"}, Resources: []string{"volumesnapshots"}, Verbs: []string{"get", "create", "delete"}},
 	}
 }
 

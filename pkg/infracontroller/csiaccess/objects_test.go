@@ -1,6 +1,7 @@
 package csiaccess
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -85,6 +86,39 @@ func TestProfiles(t *testing.T) {
 	}
 	if len(CSI().ClusterRules) != 0 {
 		t.Error("the CSI profile has cluster-wide rules")
+	}
+}
+
+// TestSnapshotRules checks that only the snapshot switch grants the CSI
+// profile VolumeSnapshots, and that it leaves the other profiles alone.
+func TestSnapshotRules(t *testing.T) {
+	grants := func(p Profile) bool {
+		return slices.ContainsFunc(p.Rules, func(r rbacv1.PolicyRule) bool { return slices.Contains(r.Resources, "volumesnapshots") })
+	}
+	for _, tc := range []struct {
+		name string
+		o    Options
+		want map[string]bool
+	}{
+		{"default profile, snapshots off", Options{}, map[string]bool{Name: false}},
+		{"default profile, snapshots on", Options{Snapshots: true}, map[string]bool{Name: true}},
+		{"both profiles, snapshots off", Options{Profiles: []Profile{CSI(), CCM()}}, map[string]bool{Name: false, CCMName: false}},
+		{"both profiles, snapshots on", Options{Profiles: []Profile{CSI(), CCM()}, Snapshots: true}, map[string]bool{Name: true, CCMName: false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[string]bool{}
+			for _, p := range tc.o.profiles() {
+				got[p.Name] = grants(p)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("profiles granting volumesnapshots (-want +got):\n%s", diff)
+			}
+			for _, p := range tc.o.Profiles {
+				if grants(p) {
+					t.Errorf("profiles() changed the given profile %s", p.Name)
+				}
+			}
+		})
 	}
 }
 

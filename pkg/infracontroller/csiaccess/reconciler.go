@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -35,14 +36,29 @@ type Options struct {
 	// Profiles are the components that get infra access; CSI alone when
 	// nil.
 	Profiles []Profile
+	// Snapshots adds SnapshotRules to the Role of the CSI profile (the
+	// profile named Name); without it that Role grants no access to
+	// VolumeSnapshots.
+	Snapshots bool
 }
 
-// profiles returns the profiles of o.
+// profiles returns the profiles of o, the CSI profile with SnapshotRules
+// when o.Snapshots is set.
 func (o Options) profiles() []Profile {
-	if o.Profiles == nil {
-		return []Profile{CSI()}
+	profiles := o.Profiles
+	if profiles == nil {
+		profiles = []Profile{CSI()}
 	}
-	return o.Profiles
+	if !o.Snapshots {
+		return profiles
+	}
+	out := slices.Clone(profiles)
+	for i := range out {
+		if out[i].Name == Name {
+			out[i].Rules = slices.Concat(out[i].Rules, SnapshotRules())
+		}
+	}
+	return out
 }
 
 // Managed selects the objects carrying our label; the manager's cache must

@@ -90,6 +90,12 @@ type Params struct {
 	AttacherImage string
 	// ResizerImage is the image of the CSI external-resizer.
 	ResizerImage string
+	// DisableResizer leaves the external-resizer out of the controller.
+	DisableResizer bool
+	// Snapshots puts the external-snapshotter into the controller.
+	Snapshots bool
+	// SnapshotterImage is the image of the CSI external-snapshotter.
+	SnapshotterImage string
 	// StorageClasses are the tenant StorageClasses (KubeVirtCSIStorageClasses).
 	StorageClasses []StorageClass
 	// CCMImage is the image of the KubeVirt cloud controller manager.
@@ -139,6 +145,8 @@ const (
 	DefaultAttacherImage = "registry.k8s.io/sig-storage/csi-attacher:v4.8.1"
 	// DefaultResizerImage is the CSI external-resizer image.
 	DefaultResizerImage = "registry.k8s.io/sig-storage/csi-resizer:v1.13.2"
+	// DefaultSnapshotterImage is the CSI external-snapshotter image.
+	DefaultSnapshotterImage = "registry.k8s.io/sig-storage/csi-snapshotter:v8.2.0"
 )
 
 // withDefaults fills the empty images.
@@ -153,6 +161,7 @@ func (p Params) withDefaults() Params {
 		{&p.ProvisionerImage, DefaultProvisionerImage},
 		{&p.AttacherImage, DefaultAttacherImage},
 		{&p.ResizerImage, DefaultResizerImage},
+		{&p.SnapshotterImage, DefaultSnapshotterImage},
 		{&p.CCMImage, DefaultCCMImage},
 	} {
 		if *image.field == "" {

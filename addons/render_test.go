@@ -249,6 +249,46 @@ func TestRenderControllerImages(t *testing.T) {
 	}
 }
 
+// TestRenderControllerSwitches checks which sidecars the resizer and
+// snapshot switches put into the controller.
+func TestRenderControllerSwitches(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(p *addons.Params)
+		want   []string
+	}{
+		{"defaults: resizer, no snapshotter", func(*addons.Params) {},
+			[]string{"csi-driver", "csi-provisioner", "csi-attacher", "csi-resizer", "csi-liveness-probe"}},
+		{"resizer off", func(p *addons.Params) { p.DisableResizer = true },
+			[]string{"csi-driver", "csi-provisioner", "csi-attacher", "csi-liveness-probe"}},
+		{"snapshots on", func(p *addons.Params) { p.Snapshots = true },
+			[]string{"csi-driver", "csi-provisioner", "csi-attacher", "csi-resizer", "csi-snapshotter", "csi-liveness-probe"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := controllerParams()
+			tc.change(&p)
+			d := renderController(t, p)
+			var names []string
+			for _, c := range d.Spec.Template.Spec.Containers {
+				names = append(names, c.Name)
+				if c.Name == "csi-snapshotter" {
+					if diff := cmp.Diff(sidecarArgs(), c.Args); diff != "" {
+						t.Errorf("snapshotter arguments (-want +got):\n%s", diff)
+					}
+					if c.Image != addons.DefaultSnapshotterImage {
+						t.Errorf("snapshotter image %q, want the default", c.Image)
+					}
+				}
+			}
+			if diff := cmp.Diff(tc.want, names); diff != "" {
+				t.Errorf("containers (-want +got):\n%s", diff)
+			}
+			checkMounts(t, d.Spec.Template.Spec.Containers)
+			checkHardened(t, d)
+		})
+	}
+}
+
 func TestRenderControllerRequired(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

@@ -63,15 +63,22 @@ func TestParseFlags(t *testing.T) {
 			args: []string{
 				"--csi-driver-image=r/d:1", "--csi-node-driver-registrar-image=r/n:1", "--csi-livenessprobe-image=r/l:1",
 				"--csi-provisioner-image=r/p:1", "--csi-attacher-image=r/a:1", "--csi-resizer-image=r/r:1",
+				"--csi-snapshotter-image=r/s:1",
 			},
 			want: func(o *infracontroller.Options) {
 				images := addons.Params{
 					DriverImage: "r/d:1", RegistrarImage: "r/n:1", LivenessProbeImage: "r/l:1",
-					ProvisionerImage: "r/p:1", AttacherImage: "r/a:1", ResizerImage: "r/r:1",
+					ProvisionerImage: "r/p:1", AttacherImage: "r/a:1", ResizerImage: "r/r:1", SnapshotterImage: "r/s:1",
 				}
 				o.Addons.Images, o.CSIController.Params = images, images
 			},
 		},
+		{name: "resizer off: no expansion on tenant classes", args: []string{"--csi-resizer=false"}, want: func(o *infracontroller.Options) {
+			o.CSIController.Params.DisableResizer, o.StorageClasses.DisableVolumeExpansion = true, true
+		}},
+		{name: "snapshots on: snapshotter and the driver's grant", args: []string{"--csi-snapshots"}, want: func(o *infracontroller.Options) {
+			o.CSIController.Params.Snapshots, o.CSIAccess.Snapshots = true, true
+		}},
 		{
 			name: "CSI controller policy destinations",
 			args: []string{"--network-policy-csi-controller-cidrs=10.0.0.1/32,203.0.113.0/24"},

@@ -32,14 +32,21 @@ import (
 // hashAnnotation is the pod template annotation with the kubeconfigs' hash.
 const hashAnnotation = "kkp-kubevirt.io/kubeconfig-hash"
 
-func TestCSIController(t *testing.T) {
-	infra := envtest.Start(t, envtest.WithCRDFiles())
-	tenantEnv := envtest.Start(t, envtest.WithCRDFiles())
-	ctx, c := t.Context(), infra.Client
+// csiControllerOptions are the options of the CSI controller tests: the
+// controller and its access on, what else needs no tenant cluster off.
+func csiControllerOptions() infracontroller.Options {
 	o := infracontroller.DefaultOptions()
 	o.Flavors = flavorsOff()
 	o.DisableStorageClasses, o.DisableNetworkPolicies = true, true
 	o.EnableCSIController = true
+	return o
+}
+
+func TestCSIController(t *testing.T) {
+	infra := envtest.Start(t, envtest.WithCRDFiles())
+	tenantEnv := envtest.Start(t, envtest.WithCRDFiles())
+	ctx, c := t.Context(), infra.Client
+	o := csiControllerOptions()
 	o.CSIController.Params.ProvisionerImage = "example.com/provisioner:v1"
 	counter := envtest.NewRequestCounter()
 	startController(t, infra.Config, o, counter, -1)
@@ -65,6 +72,12 @@ func TestCSIController(t *testing.T) {
 		}
 		if got := containerImage(&first, "csi-attacher"); got != addons.DefaultAttacherImage {
 			t.Errorf("attacher image = %q, want the default", got)
+		}
+		if got := containerImage(&first, "csi-resizer"); got != addons.DefaultResizerImage {
+			t.Errorf("resizer image = %q, want the default", got)
+		}
+		if got := containerImage(&first, "csi-snapshotter"); got != "" {
+			t.Errorf("the snapshotter runs (image %q) though snapshots are off", got)
 		}
 	})
 	t.Run("re-applying an unchanged Deployment writes nothing", func(t *testing.T) {
@@ -127,6 +140,32 @@ func TestCSIController(t *testing.T) {
 	t.Run("a Deployment that is not ours is left alone", func(t *testing.T) {
 		never(t, time.Second, func() error { return deploymentUnchanged(ctx, c, foreign) })
 	})
+}
+
+// TestCSIControllerSwitches runs the CSI controller with the snapshotter on
+// and the resizer off: the Deployment has the one sidecar and not the
+// other (TestCSIController sees the defaults).
+func TestCSIControllerSwitches(t *testing.T) {
+	infra := envtest.Start(t, envtest.WithCRDFiles())
+	tenantEnv := envtest.Start(t, envtest.WithCRDFiles())
+	ctx, c := t.Context(), infra.Client
+	o := csiControllerOptions()
+	o.CSIController.Params.Snapshots, o.CSIController.Params.DisableResizer = true, true
+	startController(t, infra.Config, o, nil, -1)
+	createTenant(t, c, "cluster-a", tenantEnv.KubeconfigBytes)
+	eventually(t, wait, func() error {
+		return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: csiaccess.TokenSecretName}, &corev1.Secret{})
+	})
+	fillToken(t, infra, "cluster-a")
+	key := ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: addons.ControllerName}
+	var d appsv1.Deployment
+	eventually(t, wait, func() error { return checkCSIController(ctx, c, key, &d) })
+	if got := containerImage(&d, "csi-snapshotter"); got != addons.DefaultSnapshotterImage {
+		t.Errorf("snapshotter image = %q, want the default", got)
+	}
+	if got := containerImage(&d, "csi-resizer"); got != "" {
+		t.Errorf("the resizer runs (image %q) though switched off", got)
+	}
 }
 
 // checkCSIController reads the Deployment at key into d and checks the

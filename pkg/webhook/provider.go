@@ -174,15 +174,27 @@ func (c *specChecker) withinBudget(ctx context.Context, kubeconfig []byte, fn fu
 		err = fmt.Errorf("no answer within %s: %w", c.budget, ctx.Err())
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		c.mu.Lock()
-		if c.silent == nil {
-			c.silent = map[[sha256.Size]byte]time.Time{}
-		}
-		c.silent[key] = time.Now().Add(silentFor)
-		c.mu.Unlock()
+		c.pause(key)
 		return false, err
 	}
 	return answered, err
+}
+
+// pause keeps the infra cluster of key from being asked for silentFor,
+// and forgets pauses that are over.
+func (c *specChecker) pause(key [sha256.Size]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	if c.silent == nil {
+		c.silent = map[[sha256.Size]byte]time.Time{}
+	}
+	for k, until := range c.silent {
+		if now.After(until) {
+			delete(c.silent, k)
+		}
+	}
+	c.silent[key] = now.Add(silentFor)
 }
 
 // rebase moves a message about spec.providerSpec... to where the spec

@@ -37,3 +37,34 @@ func (rs *resolution) devices(s *Settings, p *field.Path, t *Template) {
 	s.GPUs = resolve(p.Child("gpus"), t.GPUs)
 	s.HostDevices = resolve(p.Child("hostDevices"), t.HostDevices)
 }
+
+// MaxMSIVectors is the MSI vector budget of a VM: each virtio or PCI
+// device needs one, and a VM has about 200.
+const MaxMSIVectors = 200
+
+// fixedPCIDevices are the PCI devices KubeVirt adds to every VM of ours:
+// the memory balloon, the video device, the USB controller and the
+// virtio-serial controller of the guest agent channel.
+const fixedPCIDevices = 4
+
+// msiVectors refuses a spec whose devices need more MSI vectors than a VM
+// has, counting one per device: the root and cloud-init disks, each
+// secondary disk, each interface (the pod network's unless a network
+// replaces it), each GPU and host device, and the devices KubeVirt adds.
+func (rs *resolution) msiVectors(s *Settings) {
+	interfaces := len(s.Networks) + 1
+	for _, n := range s.Networks {
+		if n.Default {
+			interfaces--
+			break
+		}
+	}
+	disks := 2 + len(s.SecondaryDisks)
+	devices := len(s.GPUs) + len(s.HostDevices)
+	total := disks + interfaces + devices + fixedPCIDevices
+	if total > MaxMSIVectors {
+		rs.add(field.Invalid(specPath.Child("virtualMachine"), total, fmt.Sprintf(
+			"the VM would need %d MSI vectors (%d disks, %d interfaces, %d GPUs and host devices, %d devices KubeVirt adds), more than the %d a VM has: remove disks, networks or devices",
+			total, disks, interfaces, devices, fixedPCIDevices, MaxMSIVectors)))
+	}
+}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -97,7 +98,24 @@ func diskCases(testing.TB) []invalidCase {
 			want: msg(pT + `.secondaryDisks[0].storageAccessType: Unsupported value: "rwo": supported values: "ReadWriteOnce", ` +
 				`"ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"`),
 		},
+		{
+			// 2 + 195 disks, the pod network's interface and 4 devices
+			// KubeVirt adds: 202 MSI vectors.
+			name:  "more devices than MSI vectors",
+			patch: `{cloudProviderSpec: {virtualMachine: {template: {secondaryDisks: [` + secondaryDisks(195) + `]}}}}`,
+			want: msg(pVM + `: Invalid value: 202: the VM would need 202 MSI vectors (197 disks, 1 interfaces, 0 GPUs and host ` +
+				`devices, 4 devices KubeVirt adds), more than the 200 a VM has: remove disks, networks or devices`),
+		},
 	}
+}
+
+// secondaryDisks returns n secondary disks in YAML flow style.
+func secondaryDisks(n int) string {
+	disks := make([]string, n)
+	for i := range disks {
+		disks[i] = "{size: 1Gi, storageClassName: fast}"
+	}
+	return strings.Join(disks, ", ")
 }
 
 func networkCases(testing.TB) []invalidCase {

@@ -85,6 +85,7 @@ func Resolve(ctx context.Context, spec *Spec, r Resolver, opts Options) (*Settin
 	rs.virtualMachine(s, &spec.Raw.VirtualMachine)
 	rs.affinity(s, &spec.Raw.Affinity)
 	rs.topologySpread(s, spec.Raw.TopologySpreadConstraints)
+	rs.msiVectors(s)
 	return rs.finish(s, spec)
 }
 

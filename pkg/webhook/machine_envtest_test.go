@@ -129,3 +129,33 @@ func TestControllerExempt(t *testing.T) {
 		}
 	}
 }
+
+// TestMachineSetRefusedAndDefaulted: MachineSets get the same template
+// checks and defaults as MachineDeployments.
+func TestMachineSetRefusedAndDefaulted(t *testing.T) {
+	e := needEnv(t)
+	storageClass(t, e)
+	md := machineDeployment(t, "set")
+	set := func() *clusterv1alpha1.MachineSet {
+		return &clusterv1alpha1.MachineSet{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "set"},
+			Spec:       clusterv1alpha1.MachineSetSpec{Replicas: md.Spec.Replicas, Selector: md.Spec.Selector, Template: *md.Spec.Template.DeepCopy()},
+		}
+	}
+	bad := set()
+	bad.Spec.Selector.MatchLabels = map[string]string{"name": "other"}
+	bad.Spec.Template.Spec.Versions.Kubelet = ""
+	err := e.client.Create(t.Context(), bad)
+	for _, want := range []string{"spec.selector: Invalid value", "spec.template.spec.versions.kubelet: Required value"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Create = %v, want an error containing %q", err, want)
+		}
+	}
+	good := set()
+	if err := e.client.Create(t.Context(), good); err != nil {
+		t.Fatal(err)
+	}
+	if got := good.Spec.Template.Spec.Annotations["cluster.x-k8s.io/cluster-namespace"]; got != "default" {
+		t.Errorf("stored template annotation = %q, want the default infra namespace", got)
+	}
+}

@@ -88,18 +88,22 @@ func (s *selfManaged) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, er
 	return s.current, nil
 }
 
+// retryInterval is the wait after a failed sync (e.g. the webhook
+// configurations not created yet, right after an install).
+const retryInterval = 2 * time.Second
+
 // Start keeps the certificate current until ctx ends.
 func (s *selfManaged) Start(ctx context.Context) error {
-	ticker := time.NewTicker(s.Interval)
-	defer ticker.Stop()
 	for {
+		wait := s.Interval
 		if err := s.sync(ctx); err != nil {
 			s.log.Errorw("Failed to sync the self-managed serving certificate", "error", err)
+			wait = min(wait, retryInterval)
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-ticker.C:
+		case <-time.After(wait):
 		}
 	}
 }

@@ -128,6 +128,9 @@ type StorageClass struct {
 	AllowedTopologies any
 	// AllowVolumeExpansion lets the tenant's claims of the class grow.
 	AllowVolumeExpansion bool
+	// InfraSnapshotClass, when set, names the infra VolumeSnapshotClass
+	// of a tenant VolumeSnapshotClass of the same name as the class.
+	InfraSnapshotClass string
 }
 
 // Default images. The tags are pinned here and were not pulled by any test

@@ -61,7 +61,7 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	csiController := fs.Bool("csi-controller", true, "Run the controller side of each tenant's KubeVirt CSI driver in its tenant namespace (needs --csi-access).")
 	images := csiImageFlags(fs)
 	resizer := fs.Bool("csi-resizer", true, "Run the CSI external-resizer in the CSI controller; false also keeps allowVolumeExpansion off on tenant storage classes.")
-	snapshots := fs.Bool("csi-snapshots", false, "Run the CSI external-snapshotter in the CSI controller and grant the driver VolumeSnapshots in its tenant namespace (tenant clusters need the snapshot CRDs and snapshot-controller).")
+	snapshots := fs.Bool("csi-snapshots", false, "Run the CSI external-snapshotter in the CSI controller, grant the driver VolumeSnapshots in its tenant namespace and make a tenant VolumeSnapshotClass per storage class whose infra class names one (tenant clusters need the snapshot CRDs and snapshot-controller).")
 	fs.BoolVar(&o.EnableCCM, "cloud-controller-manager", false, "Run each tenant's KubeVirt cloud controller manager in its tenant namespace, with its own infra ServiceAccount (LoadBalancer Services, node zones and regions).")
 	fs.BoolVar(&o.CCM.Params.CCMLoadBalancer, "ccm-load-balancer", o.CCM.Params.CCMLoadBalancer, "Let the cloud controller manager expose tenant LoadBalancer Services as Services in the tenant namespace that select the tenant's VMs.")
 	fs.BoolVar(&o.CCM.Params.CCMZoneAndRegion, "ccm-zone-and-region", o.CCM.Params.CCMZoneAndRegion, "Let the cloud controller manager label tenant Nodes with the topology region and zone of the infra node their VM runs on (reads infra Nodes).")
@@ -100,7 +100,7 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	o.EnableCSIController = *csiController && *csiAccess
 	o.Addons.Images, o.CSIController.Params = *images, *images
 	o.CSIController.Params.DisableResizer, o.StorageClasses.DisableVolumeExpansion = !*resizer, !*resizer
-	o.CSIController.Params.Snapshots, o.CSIAccess.Snapshots = *snapshots, *snapshots
+	o.CSIController.Params.Snapshots, o.CSIAccess.Snapshots, o.StorageClasses.Snapshots = *snapshots, *snapshots, *snapshots
 	o.EnableImageCache = *imageCache
 	o.DisableNetworkPolicies = !*networkPolicies
 	o.NetworkPolicies.DisableDefaults = !*defaultPolicies

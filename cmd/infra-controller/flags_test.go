@@ -77,7 +77,7 @@ func TestParseFlags(t *testing.T) {
 			o.CSIController.Params.DisableResizer, o.StorageClasses.DisableVolumeExpansion = true, true
 		}},
 		{name: "snapshots on: snapshotter and the driver's grant", args: []string{"--csi-snapshots"}, want: func(o *infracontroller.Options) {
-			o.CSIController.Params.Snapshots, o.CSIAccess.Snapshots = true, true
+			o.CSIController.Params.Snapshots, o.CSIAccess.Snapshots, o.StorageClasses.Snapshots = true, true, true
 		}},
 		{
 			name: "CSI controller policy destinations",

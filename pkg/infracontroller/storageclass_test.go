@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -199,4 +200,105 @@ func createClasses(t *testing.T, ic, tc ctrlruntimeclient.Client) *storagev1.Sto
 		t.Fatal(err)
 	}
 	return foreign
+}
+
+// TestStorageClassSnapshots runs the storage-class controller with
+// snapshots on against two tenant clusters, one serving
+// VolumeSnapshotClasses: it gets one per class whose infra class names an
+// infra VolumeSnapshotClass, kept in line with the annotation; the other
+// gets its StorageClasses all the same.
+func TestStorageClassSnapshots(t *testing.T) {
+	infra := envtest.Start(t, envtest.WithCRDFiles())
+	withCRD := envtest.Start(t)
+	withoutCRD := envtest.Start(t)
+	ctx, ic := t.Context(), infra.Client
+	createSnapshotClassCRD(t, withCRD.Client)
+	o := infracontroller.DefaultOptions()
+	o.Flavors = flavorsOff()
+	o.StorageClasses.Snapshots = true
+	startController(t, infra.Config, o, nil, -1)
+	for _, sc := range []*storagev1.StorageClass{
+		{ObjectMeta: metav1.ObjectMeta{Name: "fast", Annotations: map[string]string{
+			storageclass.InitializeAnnotation: "true", storageclass.SnapshotClassAnnotation: "fast-snap"}}, Provisioner: "example.com/fast"},
+		{ObjectMeta: metav1.ObjectMeta{Name: "plain", Annotations: map[string]string{storageclass.InitializeAnnotation: "true"}}, Provisioner: "example.com/plain"},
+	} {
+		if err := ic.Create(ctx, sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	createTenant(t, ic, "cluster-a", withCRD.KubeconfigBytes)
+	createTenant(t, ic, "cluster-b", withoutCRD.KubeconfigBytes)
+	fast := tenantClass("fast", "scsi", false, storagev1.VolumeBindingImmediate)
+	plain := tenantClass("plain", "scsi", false, storagev1.VolumeBindingImmediate)
+
+	t.Run("a VolumeSnapshotClass per class that names an infra one", func(t *testing.T) {
+		eventually(t, wait, expectSnapshotClasses(ctx, withCRD.Client, map[string]string{"kubevirt-fast": "fast-snap"}))
+		eventually(t, wait, expectClasses(ctx, withCRD.Client, fast, plain))
+	})
+	t.Run("a tenant cluster without the snapshot CRDs gets its StorageClasses", func(t *testing.T) {
+		eventually(t, wait, expectClasses(ctx, withoutCRD.Client, fast, plain))
+	})
+	t.Run("the annotation's changes follow", func(t *testing.T) {
+		annotate(t, ic, "fast", storageclass.SnapshotClassAnnotation, "fast-snap-2")
+		annotate(t, ic, "plain", storageclass.SnapshotClassAnnotation, "plain-snap")
+		eventually(t, wait, expectSnapshotClasses(ctx, withCRD.Client, map[string]string{"kubevirt-fast": "fast-snap-2", "kubevirt-plain": "plain-snap"}))
+		annotate(t, ic, "fast", storageclass.SnapshotClassAnnotation, "")
+		eventually(t, wait, expectSnapshotClasses(ctx, withCRD.Client, map[string]string{"kubevirt-plain": "plain-snap"}))
+	})
+}
+
+// expectSnapshotClasses checks the VolumeSnapshotClasses carrying our label:
+// name to parameter infraSnapshotClassName, driver csi.kubevirt.io.
+func expectSnapshotClasses(ctx context.Context, c ctrlruntimeclient.Client, want map[string]string) func() error {
+	return func() error {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(storageclass.SnapshotClassGVK.GroupVersion().WithKind("VolumeSnapshotClassList"))
+		if err := c.List(ctx, list, ctrlruntimeclient.MatchingLabels{tenant.ManagedByLabel: tenant.ManagedByValue}); err != nil {
+			return err
+		}
+		got := map[string]string{}
+		for _, u := range list.Items {
+			if driver, _, _ := unstructured.NestedString(u.Object, "driver"); driver != storageclass.Provisioner {
+				return fmt.Errorf("%s: driver %q", u.GetName(), driver)
+			}
+			got[u.GetName()], _, _ = unstructured.NestedString(u.Object, "parameters", "infraSnapshotClassName")
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			return fmt.Errorf("snapshot classes (-want +got):\n%s", diff)
+		}
+		return nil
+	}
+}
+
+// createSnapshotClassCRD installs a VolumeSnapshotClass CRD with an open
+// schema (no snapshot CRD manifests are vendored here) and waits until it
+// is served.
+func createSnapshotClassCRD(t *testing.T, c ctrlruntimeclient.Client) {
+	t.Helper()
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1",
+		"kind":       "CustomResourceDefinition",
+		"metadata": map[string]any{
+			"name": "volumesnapshotclasses.snapshot.storage.k8s.io",
+			// Required for the protected group snapshot.storage.k8s.io.
+			"annotations": map[string]any{"api-approved.kubernetes.io": "https://github.com/kubernetes-csi/external-snapshotter/pull/814"},
+		},
+		"spec": map[string]any{
+			"group": "snapshot.storage.k8s.io",
+			"scope": "Cluster",
+			"names": map[string]any{"kind": "VolumeSnapshotClass", "listKind": "VolumeSnapshotClassList", "plural": "volumesnapshotclasses", "singular": "volumesnapshotclass"},
+			"versions": []any{map[string]any{
+				"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+			}},
+		},
+	}}
+	if err := c.Create(t.Context(), crd); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, wait, func() error {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(storageclass.SnapshotClassGVK.GroupVersion().WithKind("VolumeSnapshotClassList"))
+		return c.List(t.Context(), list)
+	})
 }

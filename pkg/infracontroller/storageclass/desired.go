@@ -8,6 +8,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
@@ -24,6 +25,10 @@ const (
 	// ZonesAnnotation on an infra StorageClass, a comma-separated list,
 	// replaces the zones taken from its allowedTopologies.
 	ZonesAnnotation = "kubevirt-initialization.k8c.io/zones"
+	// SnapshotClassAnnotation on an infra StorageClass names the infra
+	// VolumeSnapshotClass of its tenant VolumeSnapshotClass (with
+	// Options.Snapshots).
+	SnapshotClassAnnotation = "kubevirt-initialization.k8c.io/volume-snapshot-class"
 	// DefaultClassAnnotation marks the default StorageClass of a cluster.
 	DefaultClassAnnotation = "storageclass.kubernetes.io/is-default-class"
 	// InfraClassLabel on a tenant class names the infra class it maps.
@@ -47,6 +52,30 @@ var topologyKeys = map[string]bool{corev1.LabelTopologyZone: true, corev1.LabelT
 // disk bus (DefaultBus when empty); a tenant class allows volume expansion
 // when its infra class does and o.DisableVolumeExpansion is false.
 func Desired(infra []storagev1.StorageClass, o Options) ([]storagev1.StorageClass, error) {
+	objs, err := render(infra, o)
+	if err != nil {
+		return nil, err
+	}
+	var out []storagev1.StorageClass
+	for _, obj := range objs {
+		if obj.GetKind() != "StorageClass" {
+			continue
+		}
+		var sc storagev1.StorageClass
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj.Object, &sc, true); err != nil {
+			return nil, fmt.Errorf("failed to convert the rendered StorageClass %s: %w", obj.GetName(), err)
+		}
+		// Typed objects go without TypeMeta, as the client reads them.
+		sc.TypeMeta = metav1.TypeMeta{}
+		out = append(out, sc)
+	}
+	return out, nil
+}
+
+// render renders the tenant classes of the initialized infra classes, and
+// with o.Snapshots the VolumeSnapshotClasses of those that name an infra
+// VolumeSnapshotClass in SnapshotClassAnnotation.
+func render(infra []storagev1.StorageClass, o Options) ([]*unstructured.Unstructured, error) {
 	bus := o.Bus
 	if bus == "" {
 		bus = DefaultBus
@@ -59,24 +88,15 @@ func Desired(infra []storagev1.StorageClass, o Options) ([]storagev1.StorageClas
 		}
 		tc := tenantClass(sc, bus)
 		tc.AllowVolumeExpansion = tc.AllowVolumeExpansion && !o.DisableVolumeExpansion
+		if o.Snapshots {
+			tc.InfraSnapshotClass = strings.TrimSpace(sc.Annotations[SnapshotClassAnnotation])
+		}
 		params.StorageClasses = append(params.StorageClasses, tc)
 	}
 	if len(params.StorageClasses) == 0 {
 		return nil, nil
 	}
-	objs, err := addons.Render(addons.KubeVirtCSIStorageClasses, params)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]storagev1.StorageClass, len(objs))
-	for i, obj := range objs {
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj.Object, &out[i], true); err != nil {
-			return nil, fmt.Errorf("failed to convert the rendered StorageClass %s: %w", obj.GetName(), err)
-		}
-		// Typed objects go without TypeMeta, as the client reads them.
-		out[i].TypeMeta = metav1.TypeMeta{}
-	}
-	return out, nil
+	return addons.Render(addons.KubeVirtCSIStorageClasses, params)
 }
 
 // tenantClass returns the template values of the tenant class of an infra

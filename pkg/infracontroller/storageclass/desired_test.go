@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
@@ -124,6 +125,95 @@ func expectedExpandable(name string) storagev1.StorageClass {
 	sc := expected(name, "scsi", nil, nil)
 	sc.AllowVolumeExpansion = ptr.To(true)
 	return sc
+}
+
+func TestDesiredSnapshotClasses(t *testing.T) {
+	named := map[string]string{InitializeAnnotation: "true", SnapshotClassAnnotation: "infra-snap"}
+	defaultNamed := map[string]string{InitializeAnnotation: "true", SnapshotClassAnnotation: "infra-snap", DefaultClassAnnotation: "true"}
+	for _, tc := range []struct {
+		name  string
+		infra []storagev1.StorageClass
+		o     Options
+		want  map[string]string // tenant class: infra snapshot class, "*" marking the default
+	}{
+		{"snapshots off", []storagev1.StorageClass{infraClass("a", named)}, Options{}, map[string]string{}},
+		{"only classes that name one", []storagev1.StorageClass{infraClass("a", named), infraClass("b", map[string]string{InitializeAnnotation: "true"})},
+			Options{Snapshots: true}, map[string]string{"kubevirt-a": "infra-snap"}},
+		{"not initialized", []storagev1.StorageClass{infraClass("a", map[string]string{SnapshotClassAnnotation: "infra-snap"})},
+			Options{Snapshots: true}, map[string]string{}},
+		{"the default class's is the default", []storagev1.StorageClass{infraClass("a", defaultNamed)},
+			Options{Snapshots: true}, map[string]string{"kubevirt-a": "infra-snap*"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, err := DesiredSnapshotClasses(tc.infra, tc.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, obj := range objs {
+				infraName, _, _ := unstructured.NestedString(obj.Object, "parameters", "infraSnapshotClassName")
+				if obj.GetAnnotations()[snapshotDefaultAnnotation] == "true" {
+					infraName += "*"
+				}
+				got[obj.GetName()] = infraName
+				if driver, _, _ := unstructured.NestedString(obj.Object, "driver"); driver != Provisioner || !tenant.IsManaged(obj) {
+					t.Errorf("%s: driver %q, labels %v", obj.GetName(), driver, obj.GetLabels())
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("snapshot classes (-want +got):\n%s", diff)
+			}
+			if classes, _ := Desired(tc.infra, tc.o); len(classes) != len(tc.infra)-countUninitialized(tc.infra) {
+				t.Errorf("Desired returned %d StorageClasses", len(classes))
+			}
+		})
+	}
+}
+
+func countUninitialized(infra []storagev1.StorageClass) int {
+	n := 0
+	for _, sc := range infra {
+		if sc.Annotations[InitializeAnnotation] != "true" {
+			n++
+		}
+	}
+	return n
+}
+
+func TestSnapshotClassCompare(t *testing.T) {
+	objs, err := DesiredSnapshotClasses([]storagev1.StorageClass{infraClass("a", map[string]string{
+		InitializeAnnotation: "true", SnapshotClassAnnotation: "s", DefaultClassAnnotation: "true",
+	})}, Options{Snapshots: true})
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("%d objects, error %v", len(objs), err)
+	}
+	want := objs[0]
+	for _, tc := range []struct {
+		name   string
+		change func(u *unstructured.Unstructured)
+		differ bool
+	}{
+		{"identical", func(*unstructured.Unstructured) {}, false},
+		{"foreign label", func(u *unstructured.Unstructured) {
+			u.SetLabels(map[string]string{"x": "y", tenant.ManagedByLabel: tenant.ManagedByValue, InfraClassLabel: "a"})
+		}, false},
+		{"parameter", func(u *unstructured.Unstructured) {
+			u.Object["parameters"] = map[string]any{"infraSnapshotClassName": "other"}
+		}, true},
+		{"deletion policy", func(u *unstructured.Unstructured) { u.Object["deletionPolicy"] = "Retain" }, true},
+		{"default marker removed", func(u *unstructured.Unstructured) { u.SetAnnotations(nil) }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			have := want.DeepCopy()
+			tc.change(have)
+			if got := snapshotClassDiffers(have, want); got != tc.differ {
+				t.Errorf("snapshotClassDiffers = %v, want %v", got, tc.differ)
+			}
+			if snapshotClassDiffers(mergeSnapshotClass(have, want), want) {
+				t.Error("merge left a difference")
+			}
+		})
+	}
 }
 
 func TestCompare(t *testing.T) {

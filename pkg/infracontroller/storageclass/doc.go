@@ -6,7 +6,12 @@
 // and the zone and region terms of the infra class's allowedTopologies (or
 // the zones annotation) become the tenant class's allowedTopologies.
 // Removing the annotation deletes the tenant classes the controller made;
-// tenant classes without its label are never touched.
+// tenant classes without its label are never touched. A tenant class
+// allows volume expansion when its infra class does. With Options.Snapshots,
+// an infra class that also names an infra VolumeSnapshotClass
+// (SnapshotClassAnnotation) gets a tenant VolumeSnapshotClass of the same
+// name (parameter infraSnapshotClassName) in tenant clusters that serve
+// that kind; it is kept at each reconcile, not watched.
 //
 // A tenant cluster is reached through a kubeconfig kept in a Secret in its
 // tenant namespace on the infra cluster (tenant-kubeconfig, key kubeconfig,

@@ -46,6 +46,11 @@ type Options struct {
 	// tenant class (for a CSI controller without its resizer); otherwise
 	// a tenant class allows expansion when its infra class does.
 	DisableVolumeExpansion bool
+	// Snapshots makes a tenant VolumeSnapshotClass for every tenant class
+	// whose infra class names an infra VolumeSnapshotClass in
+	// SnapshotClassAnnotation, in tenant clusters that serve
+	// VolumeSnapshotClasses.
+	Snapshots bool
 	// ResyncInterval, when positive, re-checks every tenant cluster that
 	// often. It is only a safety net: the managed tenant classes are
 	// watched, so hand edits are undone within seconds without it.
@@ -92,7 +97,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Tenants.Validate(); err != nil {
 		return err
 	}
-	mapper, err := tenant.StaticMapper(tenant.Kind{GVK: storagev1.SchemeGroupVersion.WithKind("StorageClass")})
+	mapper, err := tenant.StaticMapper(tenant.Kind{GVK: storagev1.SchemeGroupVersion.WithKind("StorageClass")}, tenant.Kind{GVK: SnapshotClassGVK})
 	if err != nil {
 		return err
 	}
@@ -138,6 +143,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if err := syncClasses(ctx, tenantClient, desired); err != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to sync the storage classes of the tenant cluster of %s: %w", namespace, err)
+	}
+	if r.Options.Snapshots {
+		snapshotClasses, err := DesiredSnapshotClasses(infra.Items, r.Options)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if err := syncSnapshotClasses(ctx, tenantClient, snapshotClasses); err != nil {
+			return reconcile.Result{}, fmt.Errorf("failed to sync the VolumeSnapshotClasses of the tenant cluster of %s: %w", namespace, err)
+		}
 	}
 	return reconcile.Result{RequeueAfter: max(r.Options.ResyncInterval, 0)}, nil
 }

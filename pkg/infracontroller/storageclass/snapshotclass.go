@@ -1,0 +1,149 @@
+package storageclass
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+)
+
+// SnapshotClassGVK is the kind of the tenant VolumeSnapshotClasses.
+var SnapshotClassGVK = schema.GroupVersionKind{Group: "snapshot.storage.k8s.io", Version: "v1", Kind: "VolumeSnapshotClass"}
+
+// snapshotClassFields are the top-level fields of a VolumeSnapshotClass
+// we set and keep.
+var snapshotClassFields = []string{"driver", "deletionPolicy", "parameters"}
+
+// DesiredSnapshotClasses returns the tenant VolumeSnapshotClasses for the
+// infra classes: with o.Snapshots, one per initialized class that names an
+// infra VolumeSnapshotClass in SnapshotClassAnnotation, named like its
+// tenant StorageClass; none without.
+func DesiredSnapshotClasses(infra []storagev1.StorageClass, o Options) ([]*unstructured.Unstructured, error) {
+	if !o.Snapshots {
+		return nil, nil
+	}
+	objs, err := render(infra, o)
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, obj := range objs {
+		if obj.GroupVersionKind() == SnapshotClassGVK {
+			out = append(out, obj)
+		}
+	}
+	return out, nil
+}
+
+// syncSnapshotClasses creates, updates and deletes the tenant
+// VolumeSnapshotClasses we made; classes without our label are never
+// touched. A tenant cluster that does not serve VolumeSnapshotClasses is
+// left alone.
+func syncSnapshotClasses(ctx context.Context, c ctrlruntimeclient.Client, desired []*unstructured.Unstructured) error {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(SnapshotClassGVK.GroupVersion().WithKind(SnapshotClassGVK.Kind + "List"))
+	if err := c.List(ctx, list); err != nil {
+		if apierrors.IsNotFound(err) {
+			if len(desired) > 0 {
+				log.FromContext(ctx).Info("the tenant cluster serves no VolumeSnapshotClasses; install the snapshot CRDs there")
+			}
+			return nil
+		}
+		return fmt.Errorf("failed to list VolumeSnapshotClasses: %w", err)
+	}
+	have := map[string]*unstructured.Unstructured{}
+	for i := range list.Items {
+		have[list.Items[i].GetName()] = &list.Items[i]
+	}
+	want := map[string]bool{}
+	var errs []error
+	for _, w := range desired {
+		want[w.GetName()] = true
+		errs = append(errs, syncSnapshotClass(ctx, c, have[w.GetName()], w))
+	}
+	for name, h := range have {
+		if !want[name] && tenant.IsManaged(h) {
+			if err := c.Delete(ctx, h); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+				errs = append(errs, fmt.Errorf("failed to delete VolumeSnapshotClass %s: %w", name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func syncSnapshotClass(ctx context.Context, c ctrlruntimeclient.Client, have, want *unstructured.Unstructured) error {
+	switch {
+	case have == nil:
+		if err := c.Create(ctx, want.DeepCopy()); err != nil {
+			return fmt.Errorf("failed to create VolumeSnapshotClass %s: %w", want.GetName(), err)
+		}
+	case !tenant.IsManaged(have):
+		log.FromContext(ctx).Info("leaving a tenant VolumeSnapshotClass we did not create alone", "name", have.GetName())
+	case snapshotClassDiffers(have, want):
+		if err := c.Update(ctx, mergeSnapshotClass(have, want)); err != nil {
+			return fmt.Errorf("failed to update VolumeSnapshotClass %s: %w", have.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// snapshotClassDiffers reports a difference in what we own: our labels,
+// the default-class annotation and the fields of snapshotClassFields.
+func snapshotClassDiffers(have, want *unstructured.Unstructured) bool {
+	for k, v := range want.GetLabels() {
+		if have.GetLabels()[k] != v {
+			return true
+		}
+	}
+	hv, hok := have.GetAnnotations()[snapshotDefaultAnnotation]
+	wv, wok := want.GetAnnotations()[snapshotDefaultAnnotation]
+	if hok != wok || hv != wv {
+		return true
+	}
+	for _, f := range snapshotClassFields {
+		if !equality.Semantic.DeepEqual(have.Object[f], want.Object[f]) {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeSnapshotClass returns have with what we own from want.
+func mergeSnapshotClass(have, want *unstructured.Unstructured) *unstructured.Unstructured {
+	out := have.DeepCopy()
+	labels := out.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	for k, v := range want.GetLabels() {
+		labels[k] = v
+	}
+	out.SetLabels(labels)
+	annotations := out.GetAnnotations()
+	if v, ok := want.GetAnnotations()[snapshotDefaultAnnotation]; ok {
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[snapshotDefaultAnnotation] = v
+	} else {
+		delete(annotations, snapshotDefaultAnnotation)
+	}
+	out.SetAnnotations(annotations)
+	for _, f := range snapshotClassFields {
+		out.Object[f] = want.Object[f]
+	}
+	return out
+}
+
+// snapshotDefaultAnnotation marks the default VolumeSnapshotClass of a
+// driver.
+const snapshotDefaultAnnotation = "snapshot.storage.kubernetes.io/is-default-class"

@@ -57,17 +57,20 @@ bench: ## Run the benchmarks (API requests per provider call, builder throughput
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" UPSTREAM_BINARIES="$(UPSTREAM_BINARIES)" $(GO) test -count=1 -run '^$$' -bench . -benchmem ./...
 
 .PHONY: fuzz
-fuzz: ## Fuzz every parser of user input for FUZZTIME each (providerSpec, image, network and NetworkPolicy ConfigMaps, CCM feature gates).
+fuzz: ## Fuzz every parser of user input for FUZZTIME each (providerSpec, image, network and NetworkPolicy ConfigMaps, CCM feature gates, VM patches, AdmissionReviews).
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/cloudprovider/kubevirt/config
 	$(GO) test -run '^$$' -fuzz '^FuzzParseImages$$' -fuzztime $(FUZZTIME) ./pkg/imagecache
 	$(GO) test -run '^$$' -fuzz '^FuzzParseNetworks$$' -fuzztime $(FUZZTIME) ./pkg/infracontroller/networks
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCustom$$' -fuzztime $(FUZZTIME) ./pkg/infracontroller/netpol
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFeatureGates$$' -fuzztime $(FUZZTIME) ./addons
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePatch$$' -fuzztime $(FUZZTIME) ./pkg/cloudprovider/kubevirt/vm
+	$(GO) test -run '^$$' -fuzz '^FuzzAdmissionReview$$' -fuzztime $(FUZZTIME) ./pkg/webhook
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate the controllers' RBAC into their charts from the +kubebuilder:rbac markers; generate the cluster.k8s.io CRDs from the SDK types; generate the TenantCluster deepcopy and CRD; take the KubeVirt and CDI CRDs and operator RBAC from their own generators.
 	$(CONTROLLER_GEN) rbac:roleName=machine-controller paths=./pkg/controller output:rbac:dir=charts/machine-controller/files/rbac/user
 	$(CONTROLLER_GEN) rbac:roleName=kubevirt-kkp-provider paths=./pkg/cloudprovider/kubevirt/infra output:rbac:dir=charts/machine-controller/files/rbac/infra
+	$(CONTROLLER_GEN) rbac:roleName=machine-controller-webhook paths=./pkg/webhook output:rbac:dir=charts/machine-controller/files/rbac/webhook
 	$(CONTROLLER_GEN) rbac:roleName=infra-controller paths=./pkg/infracontroller output:rbac:dir=charts/infra-controller/files/rbac
 	hack/gen-cluster-crds.sh $(abspath $(CONTROLLER_GEN)) test/crds/cluster.k8s.io.yaml
 	cp test/crds/cluster.k8s.io.yaml charts/machine-controller/crds/cluster.k8s.io.yaml

@@ -191,6 +191,11 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		out.refuse(validateKubelet(field.NewPath("spec"), o.Spec.Versions.Kubelet))
 	}
 	spec, specPath := machineSpec(obj)
+	if spec.ProviderSpec.Value != nil {
+		out.refuse(validateSSHKeys(specFieldPath(specPath).Child("providerSpec"), spec.ProviderSpec.Value.Raw))
+	}
+	annotations, annotationsPath := patchAnnotations(obj)
+	out.refuse(v.checker.checkVMPatch(ctx, *spec, annotations, annotationsPath))
 	provider := v.checker.check(ctx, specPath, *spec)
 	out.refusals = append(out.refusals, provider.refusals...)
 	out.warnings = append(out.warnings, provider.warnings...)

@@ -20,6 +20,8 @@ import (
 	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
 )
 
 func needEnv(t *testing.T) *testEnv {
@@ -49,6 +51,21 @@ func providerSpec(t *testing.T, edit func(cps map[string]any)) *runtime.RawExten
 		"operatingSystem": "ubuntu", "operatingSystemSpec": map[string]any{},
 		"sshPublicKeys": []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHkWcXl1Yc1uX1l2b6Hc9rQv7Q2m7K0b3E9fQm2Qz8Yx demo@example"},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &runtime.RawExtension{Raw: raw}
+}
+
+// providerSpecWith is providerSpec with one field of the envelope set.
+func providerSpecWith(t *testing.T, key string, value any) *runtime.RawExtension {
+	t.Helper()
+	var envelope map[string]any
+	if err := json.Unmarshal(providerSpec(t, nil).Raw, &envelope); err != nil {
+		t.Fatal(err)
+	}
+	envelope[key] = value
+	raw, err := json.Marshal(envelope)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,6 +160,19 @@ func TestMachineDeploymentRefused(t *testing.T) {
 			edit: func(md *clusterv1alpha1.MachineDeployment) { md.Spec.Template.Spec.Versions.Kubelet = "" }},
 		{name: "bad-kubelet", want: `spec.template.spec.versions.kubelet: Invalid value: "latest"`,
 			edit: func(md *clusterv1alpha1.MachineDeployment) { md.Spec.Template.Spec.Versions.Kubelet = "latest" }},
+		{name: "bad-ssh-key", want: `spec.template.spec.providerSpec.value.sshPublicKeys[0]: Invalid value: "ssh-ed25519 not-base64": must be an SSH public key`,
+			edit: func(md *clusterv1alpha1.MachineDeployment) {
+				md.Spec.Template.Spec.ProviderSpec.Value = providerSpecWith(t, "sshPublicKeys", []string{"ssh-ed25519 not-base64"})
+			}},
+		{name: "vm-patch-not-json", want: `spec.template.metadata.annotations[kkp-kubevirt.io/vm-patch]: Invalid value: "{": annotation kkp-kubevirt.io/vm-patch: not an RFC 6902 JSON patch`,
+			edit: func(md *clusterv1alpha1.MachineDeployment) {
+				md.Spec.Template.Annotations = map[string]string{vm.AnnotationVMPatch: "{"}
+			}},
+		{name: "vm-patch-renames", want: `spec.template.metadata.annotations[kkp-kubevirt.io/vm-patch]: Invalid value: ` +
+			`"[{\"op\":\"replace\",\"path\":\"/metadata/name\",\"value\":\"x\"}]": annotation kkp-kubevirt.io/vm-patch: must not change metadata.name`,
+			edit: func(md *clusterv1alpha1.MachineDeployment) {
+				md.Spec.Template.Annotations = map[string]string{vm.AnnotationVMPatch: `[{"op":"replace","path":"/metadata/name","value":"x"}]`}
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			md := machineDeployment(t, tc.name)

@@ -96,6 +96,9 @@ type Params struct {
 	Snapshots bool
 	// SnapshotterImage is the image of the CSI external-snapshotter.
 	SnapshotterImage string
+	// StorageClassEnforcement, when set, is the driver's
+	// INFRA_STORAGE_CLASS_ENFORCEMENT configuration (YAML).
+	StorageClassEnforcement string
 	// StorageClasses are the tenant StorageClasses (KubeVirtCSIStorageClasses).
 	StorageClasses []StorageClass
 	// CCMImage is the image of the KubeVirt cloud controller manager.

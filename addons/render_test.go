@@ -289,6 +289,23 @@ func TestRenderControllerSwitches(t *testing.T) {
 	}
 }
 
+// TestRenderControllerEnforcement checks that the driver gets its
+// storage-class enforcement, multi-line as it is, only when it is set.
+func TestRenderControllerEnforcement(t *testing.T) {
+	env := func(p addons.Params) []corev1.EnvVar {
+		return renderController(t, p).Spec.Template.Spec.Containers[0].Env
+	}
+	if got := env(controllerParams()); len(got) != 0 {
+		t.Errorf("env without an enforcement: %v", got)
+	}
+	p := controllerParams()
+	p.StorageClassEnforcement = "allowAll: true\nallowDefault: \"false\"\n"
+	want := []corev1.EnvVar{{Name: "INFRA_STORAGE_CLASS_ENFORCEMENT", Value: p.StorageClassEnforcement}}
+	if diff := cmp.Diff(want, env(p)); diff != "" {
+		t.Errorf("driver env (-want +got):\n%s", diff)
+	}
+}
+
 func TestRenderControllerRequired(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

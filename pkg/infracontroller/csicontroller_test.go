@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -26,6 +27,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csicontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 )
 
@@ -165,6 +167,34 @@ func TestCSIControllerSwitches(t *testing.T) {
 	}
 	if got := containerImage(&d, "csi-resizer"); got != "" {
 		t.Errorf("the resizer runs (image %q) though switched off", got)
+	}
+	// An infra class naming an infra VolumeSnapshotClass reaches the
+	// driver's configuration, and so do its changes.
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast", Annotations: map[string]string{
+		storageclass.InitializeAnnotation: "true", storageclass.SnapshotClassAnnotation: "fast-snap",
+	}}, Provisioner: "example.com/fast"}
+	if err := c.Create(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, wait, driverEnforcementHas(ctx, c, key, "- fast-snap"))
+	annotate(t, c, "fast", storageclass.SnapshotClassAnnotation, "fast-snap-2")
+	eventually(t, wait, driverEnforcementHas(ctx, c, key, "- fast-snap-2"))
+}
+
+// driverEnforcementHas returns an error until the driver container of the
+// Deployment at key has INFRA_STORAGE_CLASS_ENFORCEMENT containing want.
+func driverEnforcementHas(ctx context.Context, c ctrlruntimeclient.Client, key ctrlruntimeclient.ObjectKey, want string) func() error {
+	return func() error {
+		var d appsv1.Deployment
+		if err := c.Get(ctx, key, &d); err != nil {
+			return err
+		}
+		for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "INFRA_STORAGE_CLASS_ENFORCEMENT" && strings.Contains(e.Value, want) {
+				return nil
+			}
+		}
+		return fmt.Errorf("driver env %v lacks %q", d.Spec.Template.Spec.Containers[0].Env, want)
 	}
 }
 

@@ -29,15 +29,21 @@ type Component struct {
 	// besides the kubeconfigs and their own spec (for example a
 	// ConfigMap's settings); it is part of the hash that restarts them.
 	StartupConfig func(p addons.Params) string
+	// SnapshotMapping, with Params.Snapshots, fills
+	// Params.StorageClassEnforcement from the infra StorageClasses
+	// (storageclass.StorageClassEnforcement), whose changes are then
+	// watched.
+	SnapshotMapping bool
 }
 
 // CSI is the controller side of the KubeVirt CSI driver.
 func CSI() Component {
 	return Component{
-		ControllerName: "csi-controller",
-		Addon:          addons.KubeVirtCSIController,
-		Deployment:     addons.ControllerName,
-		Access:         csiaccess.CSI(),
+		ControllerName:  "csi-controller",
+		Addon:           addons.KubeVirtCSIController,
+		Deployment:      addons.ControllerName,
+		Access:          csiaccess.CSI(),
+		SnapshotMapping: true,
 	}
 }
 

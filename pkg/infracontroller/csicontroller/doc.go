@@ -18,6 +18,10 @@
 // pair) are deleted once at start (SwitchedOff). Objects without the
 // managed-by label of package tenant are never deleted.
 //
+// With snapshots on, the CSI driver is also given the infra snapshot class
+// of each annotated infra StorageClass (storageclass.StorageClassEnforcement),
+// and the infra StorageClasses are watched for it.
+//
 // The tenant cluster thus never holds infra credentials: it runs only the
 // CSI node plugin (package addons of the infra-controller).
 package csicontroller

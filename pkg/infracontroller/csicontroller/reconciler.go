@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -26,6 +27,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 	addonsctrl "github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
@@ -120,6 +122,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if comp.ConfigMap != "" {
 		b = b.WatchesRawSource(source.Kind(access, &corev1.ConfigMap{}, tenant.EnqueueOwnNamespaceOf[*corev1.ConfigMap](r.Tenants)))
 	}
+	if r.mapsSnapshots() {
+		b = b.Watches(&storagev1.StorageClass{}, r.Tenants.EnqueueAll(r.Reader))
+	}
 	err = b.WithOptions(controller.Options{MaxConcurrentReconciles: 4, RateLimiter: queue.RateLimiter(0)}).Complete(r)
 	if err != nil {
 		return fmt.Errorf("failed to set up the %s controller: %w", comp.ControllerName, err)
@@ -179,10 +184,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	}
 	p := r.params(namespace, tenantKubeconfig, infraKubeconfig)
+	if r.mapsSnapshots() {
+		if p.StorageClassEnforcement, err = r.storageClassEnforcement(ctx); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
 	if err := addonsctrl.Apply(ctx, r.Writer, cached{deployments: r.Reader, configMaps: r.access}, r.Component.Addon, p); err != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to apply %s to %s: %w", r.Component.Addon, namespace, err)
 	}
 	return reconcile.Result{}, nil
+}
+
+// mapsSnapshots reports whether the component's driver gets the snapshot
+// class mapping of the infra StorageClasses.
+func (r *Reconciler) mapsSnapshots() bool {
+	return r.Component.SnapshotMapping && r.Options.Params.Snapshots
+}
+
+// storageClassEnforcement returns the driver's storage-class enforcement
+// for the infra StorageClasses.
+func (r *Reconciler) storageClassEnforcement(ctx context.Context) (string, error) {
+	var infra storagev1.StorageClassList
+	if err := r.Reader.List(ctx, &infra); err != nil {
+		return "", fmt.Errorf("failed to list infra storage classes: %w", err)
+	}
+	return storageclass.StorageClassEnforcement(infra.Items)
 }
 
 // params returns the template parameters of the component in namespace:

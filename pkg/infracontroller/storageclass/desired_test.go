@@ -254,3 +254,34 @@ func TestCompare(t *testing.T) {
 		})
 	}
 }
+
+func TestStorageClassEnforcement(t *testing.T) {
+	named := func(snapshotClass string) map[string]string {
+		return map[string]string{InitializeAnnotation: "true", SnapshotClassAnnotation: snapshotClass}
+	}
+	got, err := StorageClassEnforcement([]storagev1.StorageClass{infraClass("a", map[string]string{InitializeAnnotation: "true"})})
+	if err != nil || got != "" {
+		t.Errorf("without a named snapshot class: %q, %v; want nothing", got, err)
+	}
+	got, err = StorageClassEnforcement([]storagev1.StorageClass{
+		infraClass("z", named("z-snap")), infraClass("a", named(" a-snap ")), infraClass("b", nil), infraClass("c", map[string]string{SnapshotClassAnnotation: "c-snap"}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `allowAll: true
+allowDefault: false
+storageSnapshotMapping:
+- storageClasses:
+  - a
+  volumeSnapshotClasses:
+  - a-snap
+- storageClasses:
+  - z
+  volumeSnapshotClasses:
+  - z-snap
+`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("enforcement (-want +got):\n%s", diff)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
@@ -147,3 +150,46 @@ func mergeSnapshotClass(have, want *unstructured.Unstructured) *unstructured.Uns
 // snapshotDefaultAnnotation marks the default VolumeSnapshotClass of a
 // driver.
 const snapshotDefaultAnnotation = "snapshot.storage.kubernetes.io/is-default-class"
+
+// enforcement is the KubeVirt CSI driver's storage-class enforcement
+// configuration (its INFRA_STORAGE_CLASS_ENFORCEMENT), as upstream's
+// pkg/util reads it.
+type enforcement struct {
+	AllowAll               bool              `json:"allowAll"`
+	AllowDefault           bool              `json:"allowDefault"`
+	StorageSnapshotMapping []snapshotMapping `json:"storageSnapshotMapping"`
+}
+
+type snapshotMapping struct {
+	VolumeSnapshotClasses []string `json:"volumeSnapshotClasses"`
+	StorageClasses        []string `json:"storageClasses"`
+}
+
+// StorageClassEnforcement returns the driver's storage-class enforcement
+// for the infra classes: every infra class allowed, and a snapshot of a
+// volume of an initialized class that names an infra VolumeSnapshotClass
+// in SnapshotClassAnnotation taken with that class (the infra default
+// class for the others). It is empty when no class names one, which keeps
+// the driver's default (the infra default VolumeSnapshotClass for all).
+func StorageClassEnforcement(infra []storagev1.StorageClass) (string, error) {
+	e := enforcement{AllowAll: true}
+	for i := range infra {
+		sc := &infra[i]
+		name := strings.TrimSpace(sc.Annotations[SnapshotClassAnnotation])
+		if sc.Annotations[InitializeAnnotation] != "true" || !sc.DeletionTimestamp.IsZero() || name == "" {
+			continue
+		}
+		e.StorageSnapshotMapping = append(e.StorageSnapshotMapping, snapshotMapping{VolumeSnapshotClasses: []string{name}, StorageClasses: []string{sc.Name}})
+	}
+	if len(e.StorageSnapshotMapping) == 0 {
+		return "", nil
+	}
+	sort.Slice(e.StorageSnapshotMapping, func(a, b int) bool {
+		return e.StorageSnapshotMapping[a].StorageClasses[0] < e.StorageSnapshotMapping[b].StorageClasses[0]
+	})
+	out, err := yaml.Marshal(e)
+	if err != nil {
+		return "", fmt.Errorf("failed to encode the storage-class enforcement: %w", err)
+	}
+	return string(out), nil
+}

@@ -112,14 +112,14 @@ func TestChartArgsParse(t *testing.T) {
 			name: "CSI controller off, images overridden",
 			values: map[string]any{"csiController": false, "csiImages": map[string]any{
 				"driver": "r/d:1", "nodeDriverRegistrar": "r/n:1", "livenessProbe": "r/l:1",
-				"provisioner": "r/p:1", "attacher": "r/a:1", "resizer": "r/r:1",
+				"provisioner": "r/p:1", "attacher": "r/a:1", "resizer": "r/r:1", "snapshotter": "r/s:1",
 			}},
 			check: func(t *testing.T, f *flags) {
 				t.Helper()
 				o := f.options
 				want := addons.Params{
 					DriverImage: "r/d:1", RegistrarImage: "r/n:1", LivenessProbeImage: "r/l:1",
-					ProvisionerImage: "r/p:1", AttacherImage: "r/a:1", ResizerImage: "r/r:1",
+					ProvisionerImage: "r/p:1", AttacherImage: "r/a:1", ResizerImage: "r/r:1", SnapshotterImage: "r/s:1",
 				}
 				if o.EnableCSIController || !cmp.Equal(o.CSIController.Params, want) || !cmp.Equal(o.Addons.Images, want) {
 					t.Errorf("CSI controller %t, images %+v and %+v", o.EnableCSIController, o.CSIController.Params, o.Addons.Images)

@@ -100,6 +100,8 @@ func TestCSIAccessSnapshots(t *testing.T) {
 				checkAllowed(t, env, "cluster-snap", csiaccess.Name, "snapshot.storage.k8s.io", "volumesnapshots", verb, snapshots)
 			}
 			checkAllowed(t, env, "cluster-snap", csiaccess.Name, "", "persistentvolumeclaims", "get", true)
+			// The resizer grows a tenant volume by patching its infra claim.
+			checkAllowed(t, env, "cluster-snap", csiaccess.Name, "", "persistentvolumeclaims", "patch", true)
 		})
 	}
 }

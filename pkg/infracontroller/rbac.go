@@ -45,7 +45,7 @@ package infracontroller
 // +kubebuilder:rbac:groups=infra.kkp-kubevirt.io,resources=tenantclusters/status;tenantclusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups=subresources.kubevirt.io,resources=virtualmachines/addvolume;virtualmachines/removevolume;virtualmachineinstances/addvolume;virtualmachineinstances/removevolume,verbs=update
 // +kubebuilder:rbac:groups=snapshot.storage.k8s.io,resources=volumesnapshots,verbs=get;create;delete
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=k8s.cni.cncf.io,resources=network-attachment-definitions,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;delete

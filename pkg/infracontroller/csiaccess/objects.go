@@ -47,7 +47,9 @@ func Rules() []rbacv1.PolicyRule {
 			},
 			Verbs: []string{"update"},
 		},
-		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get", "list", "watch"}},
+		// patch: the driver expands the infra claim of a tenant volume the
+		// resizer grows.
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get", "list", "watch", "patch"}},
 	}
 }
 

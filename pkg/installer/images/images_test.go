@@ -107,6 +107,7 @@ func TestKubeVirtCSIMatchesAddons(t *testing.T) {
 		"csiProvisioner":         addons.DefaultProvisionerImage,
 		"csiAttacher":            addons.DefaultAttacherImage,
 		"csiResizer":             addons.DefaultResizerImage,
+		"csiSnapshotter":         addons.DefaultSnapshotterImage,
 		"ccm":                    addons.DefaultCCMImage,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -131,6 +131,7 @@ func kubeVirtCSI() Set {
 		{Name: "csi-provisioner", ValuesKey: "csiProvisioner", Ref: "registry.k8s.io/sig-storage/csi-provisioner:v5.2.0", RunTime: true},
 		{Name: "csi-attacher", ValuesKey: "csiAttacher", Ref: "registry.k8s.io/sig-storage/csi-attacher:v4.8.1", RunTime: true},
 		{Name: "csi-resizer", ValuesKey: "csiResizer", Ref: "registry.k8s.io/sig-storage/csi-resizer:v1.13.2", RunTime: true},
+		{Name: "csi-snapshotter", ValuesKey: "csiSnapshotter", Ref: "registry.k8s.io/sig-storage/csi-snapshotter:v8.2.0", RunTime: true},
 		{Name: "kubevirt-cloud-controller-manager", ValuesKey: "ccm", Ref: "quay.io/kubevirt/kubevirt-cloud-controller-manager:v0.6.0", RunTime: true},
 	}
 }

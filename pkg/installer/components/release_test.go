@@ -168,7 +168,7 @@ func TestRuntimeImagesOfTheOperators(t *testing.T) {
 		"cdi": {"cdi-apiserver", "cdi-cloner", "cdi-controller", "cdi-importer", "cdi-uploadproxy", "cdi-uploadserver"},
 		// infra-controller deploys the KubeVirt CSI driver and the KubeVirt
 		// cloud controller manager.
-		"infra-controller": {"kubevirt-csi-driver", "csi-node-driver-registrar", "livenessprobe", "csi-provisioner", "csi-attacher", "csi-resizer",
+		"infra-controller": {"kubevirt-csi-driver", "csi-node-driver-registrar", "livenessprobe", "csi-provisioner", "csi-attacher", "csi-resizer", "csi-snapshotter",
 			"kubevirt-cloud-controller-manager"},
 	}
 	for _, r := range releases {

@@ -7,7 +7,6 @@ import (
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
-	"k8s.io/apimachinery/pkg/types"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -36,16 +35,9 @@ type Provider interface {
 	// true once all of it is gone; callers call it again until then.
 	Cleanup(ctx context.Context, log *zap.SugaredLogger, machine *clusterv1alpha1.Machine, data *ProviderData) (bool, error)
 
-	// MigrateUID is called when a Machine's UID changes (e.g. after a
-	// backup restore) so the provider can update what refers to the old one.
-	MigrateUID(ctx context.Context, log *zap.SugaredLogger, machine *clusterv1alpha1.Machine, newUID types.UID) error
-
 	// MachineMetricsLabels returns labels describing the Machine for
 	// metrics. It must not call any API.
 	MachineMetricsLabels(machine *clusterv1alpha1.Machine) (map[string]string, error)
-
-	// SetMetricsForMachines lets the provider export per-provider metrics.
-	SetMetricsForMachines(machines clusterv1alpha1.MachineList) error
 }
 
 // ProviderData is what the controller lends a provider call.

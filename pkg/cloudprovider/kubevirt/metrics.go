@@ -1,32 +1,16 @@
 package kubevirt
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"strconv"
-
-	"go.uber.org/zap"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/types"
 )
-
-// MigrateUID implements cloudprovider.Provider. VMs and Secrets are named
-// after the Machine, not its UID, so there is nothing to migrate.
-func (p *Provider) MigrateUID(context.Context, *zap.SugaredLogger, *clusterv1alpha1.Machine, types.UID) error {
-	return nil
-}
-
-// SetMetricsForMachines implements cloudprovider.Provider; the provider has
-// no metrics of its own.
-func (p *Provider) SetMetricsForMachines(clusterv1alpha1.MachineList) error {
-	return nil
-}
 
 // MachineMetricsLabels implements cloudprovider.Provider. It reads the
 // providerSpec only (no API call, no Secret): values given by reference are

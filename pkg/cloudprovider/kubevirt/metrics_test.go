@@ -70,14 +70,8 @@ cloudProviderSpec:
 	}
 }
 
-func TestNoOps(t *testing.T) {
+func TestGetWithoutInfraClients(t *testing.T) {
 	p := New(Options{})
-	if err := p.MigrateUID(t.Context(), nil, &clusterv1alpha1.Machine{}, "new"); err != nil {
-		t.Errorf("MigrateUID: %v", err)
-	}
-	if err := p.SetMetricsForMachines(clusterv1alpha1.MachineList{}); err != nil {
-		t.Errorf("SetMetricsForMachines: %v", err)
-	}
 	if _, err := p.Get(t.Context(), nil, &clusterv1alpha1.Machine{}, nil); err == nil {
 		t.Error("Get without infra clients: got no error")
 	}

@@ -13,7 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -134,12 +133,6 @@ func (p *fakeProvider) Cleanup(_ context.Context, _ *zap.SugaredLogger, m *clust
 	return true, nil
 }
 
-func (p *fakeProvider) MigrateUID(context.Context, *zap.SugaredLogger, *clusterv1alpha1.Machine, types.UID) error {
-	return nil
-}
-
 func (p *fakeProvider) MachineMetricsLabels(*clusterv1alpha1.Machine) (map[string]string, error) {
 	return map[string]string{"cpus": "2"}, nil
 }
-
-func (p *fakeProvider) SetMetricsForMachines(clusterv1alpha1.MachineList) error { return nil }

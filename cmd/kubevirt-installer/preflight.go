@@ -21,7 +21,9 @@ func newPreflightCommand(g *globalOptions) *cobra.Command {
 		Use:   "preflight",
 		Short: "Check what would block or degrade an installation",
 		Long: `preflight checks the Kubernetes version, that nodes can run VMs with KVM
-(unless --use-emulation), that there is a default StorageClass for CDI, that
+(unless --use-emulation), that the nodes meet Kubermatic's minimum size
+(3 nodes of 2 CPUs, 4 GB memory and 30 GB storage; a warning only), that
+there is a default StorageClass for CDI, that
 no KubeVirt, CDI or same-named Helm release exists that the installer did not
 install, and that shared namespaces admit the components' pods. It takes the
 same flags as install and exits non-zero on errors.`,

@@ -67,7 +67,7 @@ type check func(ctx context.Context, cl Cluster, opts Options) ([]Finding, error
 // Run runs every check.
 func Run(ctx context.Context, cl Cluster, opts Options) ([]Finding, error) {
 	var out []Finding
-	for _, c := range []check{kubernetesVersion, kvmNodes, storageClasses, foreignInstallations, podSecurity} {
+	for _, c := range []check{kubernetesVersion, kvmNodes, nodeSizes, storageClasses, foreignInstallations, podSecurity} {
 		findings, err := c(ctx, cl, opts)
 		if err != nil {
 			return nil, err

@@ -40,8 +40,12 @@ func (r releases) Last(name, namespace string) (*release.Release, error) {
 
 func node(name string, labels map[string]string, kvm bool) *corev1.Node {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	n.Status.Allocatable = corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("50Gi"),
+	}
 	if kvm {
-		n.Status.Allocatable = corev1.ResourceList{kvmResource: resource.MustParse("1k")}
+		n.Status.Allocatable[kvmResource] = resource.MustParse("1k")
 	}
 	return n
 }
@@ -93,7 +97,7 @@ func TestRun(t *testing.T) {
 	}
 	nfd := map[string]string{nfdIntelVMX: "true"}
 	healthy := []ctrlruntimeclient.Object{
-		node("a", nfd, false), node("b", nil, true), storageClass("fast", true),
+		node("a", nfd, false), node("b", nil, true), node("d", nfd, false), storageClass("fast", true),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system"}},
 	}
 	ours := func(name string) *release.Release {
@@ -119,7 +123,7 @@ func TestRun(t *testing.T) {
 		{
 			name: "some nodes without KVM", version: "v1.36.0",
 			objs: append([]ctrlruntimeclient.Object{node("c", nil, false)}, healthy...),
-			want: map[string]Finding{"kvm": {"kvm", Warning, "1 of 3 nodes show no KVM support and will not run VMs: c"}},
+			want: map[string]Finding{"kvm": {"kvm", Warning, "1 of 4 nodes show no KVM support and will not run VMs: c"}},
 		},
 		{
 			name: "a custom KVM label counts", version: "v1.36.0",
@@ -133,7 +137,8 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "no default StorageClass, missing scratch class", version: "v1.36.0",
-			objs: []ctrlruntimeclient.Object{node("a", nfd, false), storageClass("slow", false), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system"}}},
+			objs: []ctrlruntimeclient.Object{node("a", nfd, false), node("b", nfd, false), node("c", nfd, false),
+				storageClass("slow", false), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system"}}},
 			opts: Options{ScratchSpaceStorageClass: "scratch"},
 			want: map[string]Finding{"storage-class": {"storage-class", Error, `scratch space StorageClass "scratch" does not exist`}},
 		},
@@ -150,7 +155,7 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "kube-system enforces baseline", version: "v1.36.0",
-			objs: []ctrlruntimeclient.Object{node("a", nfd, false), storageClass("fast", true),
+			objs: []ctrlruntimeclient.Object{node("a", nfd, false), node("b", nfd, false), node("c", nfd, false), storageClass("fast", true),
 				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system", Labels: map[string]string{podSecurityPS: "baseline"}}}},
 			want: map[string]Finding{"pod-security": {"pod-security", Error, `namespace kube-system enforces pod security "baseline"; cni-plugins needs privileged pods`}},
 		},

@@ -195,8 +195,8 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		out.refuse(validateSSHKeys(specFieldPath(specPath).Child("providerSpec"), spec.ProviderSpec.Value.Raw))
 	}
 	annotations, annotationsPath := patchAnnotations(obj)
-	out.refuse(v.checker.checkVMPatch(ctx, *spec, annotations, annotationsPath))
-	provider := v.checker.check(ctx, specPath, *spec)
+	provider, settings := v.checker.check(ctx, specPath, *spec)
+	out.refuse(checkVMPatch(settings, annotations, annotationsPath))
 	out.refusals = append(out.refusals, provider.refusals...)
 	out.warnings = append(out.warnings, provider.warnings...)
 	if len(out.refusals) > 0 {

@@ -2,34 +2,19 @@ package webhook_test
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
-	"helm.sh/helm/v3/pkg/releaseutil"
-
-	"github.com/kubevirt-kkp/kkp-kubevirt/charts"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/components"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/webhook"
-
-	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	kkpenvtest "github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 )
 
 // env is the control plane of the package's tests, with the webhook
@@ -65,46 +50,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// startEnv starts kube-apiserver and etcd with the webhook configurations
-// installed and the webhook serving them.
+// startEnv starts kube-apiserver and etcd with the chart's webhook
+// configurations installed and the webhook serving them.
 func startEnv(ctx context.Context) (*testEnv, func() error, error) {
-	crds := filepath.Join("..", "..", "test", "crds")
-	mutating, validating, err := chartConfigurations()
+	te, err := kkpenvtest.New(ctx, kkpenvtest.WithMachineWebhook(),
+		kkpenvtest.WithCRDFiles("cluster.k8s.io.yaml", "kubevirt.io.yaml", "cdi.kubevirt.io.yaml", "instancetype.kubevirt.io.yaml"))
 	if err != nil {
 		return nil, nil, err
 	}
-	te := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(crds, "cluster.k8s.io.yaml"), filepath.Join(crds, "kubevirt.io.yaml"), filepath.Join(crds, "cdi.kubevirt.io.yaml"), filepath.Join(crds, "instancetype.kubevirt.io.yaml")},
-		ErrorIfCRDPathMissing: true,
-		WebhookInstallOptions: envtest.WebhookInstallOptions{
-			MutatingWebhooks:   []*admissionregistrationv1.MutatingWebhookConfiguration{mutating},
-			ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{validating},
-		},
-	}
-	cfg, err := te.Start()
-	if err != nil {
-		return nil, nil, fmt.Errorf("failed to start envtest: %w", err)
-	}
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = clusterv1alpha1.AddToScheme(scheme)
-	client, err := ctrlruntimeclient.New(cfg, ctrlruntimeclient.Options{Scheme: scheme})
-	if err != nil {
-		return nil, nil, fmt.Errorf("failed to create the client: %w", err)
-	}
-	admin, err := te.AddUser(envtest.User{Name: "infra-admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("failed to add the infra user: %w", err)
-	}
-	kubeconfig, err := admin.KubeConfig()
-	if err != nil {
-		return nil, nil, fmt.Errorf("failed to write the infra kubeconfig: %w", err)
-	}
-	wo := te.WebhookInstallOptions
+	serving, _ := te.MachineWebhook()
 	opts := webhook.Options{
-		UserConfig: cfg, InfraKubeconfig: kubeconfig, InfraNamespace: "default",
-		Host: wo.LocalServingHost, Port: wo.LocalServingPort,
-		CertFile: filepath.Join(wo.LocalServingCertDir, "tls.crt"), KeyFile: filepath.Join(wo.LocalServingCertDir, "tls.key"),
+		UserConfig: te.Config, InfraKubeconfig: te.KubeconfigBytes, InfraNamespace: "default",
+		Host: serving.Host, Port: serving.Port, CertFile: serving.CertFile, KeyFile: serving.KeyFile,
 		MetricsAddress: "0", HealthAddress: "0",
 		Getenv: func(string) string { return "" },
 	}
@@ -113,10 +70,10 @@ func startEnv(ctx context.Context) (*testEnv, func() error, error) {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}()
-	if err := waitServing(ctx, net.JoinHostPort(wo.LocalServingHost, strconv.Itoa(wo.LocalServingPort))); err != nil {
-		return nil, nil, err
+	if err := serving.WaitServing(ctx); err != nil {
+		return nil, nil, errors.Join(err, te.Stop())
 	}
-	return &testEnv{config: cfg, client: client, infraKubeconfig: kubeconfig}, te.Stop, nil
+	return &testEnv{config: te.Config, client: te.Client, infraKubeconfig: te.KubeconfigBytes}, te.Stop, nil
 }
 
 // warmUp waits until the webhook checks infra facts (its infra informers
@@ -146,64 +103,14 @@ func warmUp(t *testing.T, e *testEnv) {
 	}
 }
 
-// waitServing waits until address accepts TLS connections.
-func waitServing(ctx context.Context, address string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", address, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only probes that the port serves
-		if err == nil {
-			return conn.Close()
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("the webhook does not serve at %s: %w", address, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// chartNamespace is the release namespace the chart is rendered for.
-const chartNamespace = "kubevirt-kkp"
-
-// chartConfigurations returns the webhook configurations the chart renders
-// (default values): envtest installs exactly these.
-func chartConfigurations() (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration, error) {
-	ch, err := components.LoadChart(charts.FS, "machine-controller")
-	if err != nil {
-		return nil, nil, fmt.Errorf("failed to load the chart: %w", err)
-	}
-	vals, err := chartutil.ToRenderValues(ch, nil, chartutil.ReleaseOptions{Name: "machine-controller", Namespace: chartNamespace, IsInstall: true}, chartutil.DefaultCapabilities)
-	if err != nil {
-		return nil, nil, fmt.Errorf("failed to build the chart's values: %w", err)
-	}
-	files, err := engine.Render(ch, vals)
-	if err != nil {
-		return nil, nil, fmt.Errorf("failed to render the chart: %w", err)
-	}
-	docs := releaseutil.SplitManifests(files["machine-controller/templates/webhook-configurations.yaml"])
-	m := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	for _, doc := range docs {
-		var err error
-		switch {
-		case strings.Contains(doc, "kind: MutatingWebhookConfiguration"):
-			err = yaml.UnmarshalStrict([]byte(doc), m)
-		case strings.Contains(doc, "kind: ValidatingWebhookConfiguration"):
-			err = yaml.UnmarshalStrict([]byte(doc), v)
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("failed to decode a webhook configuration of the chart: %w", err)
-		}
-	}
-	if len(m.Webhooks) != 1 || len(v.Webhooks) != 1 {
-		return nil, nil, errors.New("the chart renders no webhook configurations")
-	}
-	return m, v, nil
-}
+// chartNamespace is the release namespace kubevirt-installer installs the
+// machine-controller chart to, which the installed configurations name.
+const chartNamespace = "kubevirt-kkp-machines"
 
 // mutatingConfiguration is the chart's, for a test to change.
 func mutatingConfiguration(t *testing.T) *admissionregistrationv1.MutatingWebhookConfiguration {
 	t.Helper()
-	m, _, err := chartConfigurations()
+	m, _, err := kkpenvtest.MachineWebhookConfigurations()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +120,7 @@ func mutatingConfiguration(t *testing.T) *admissionregistrationv1.MutatingWebhoo
 // validatingConfiguration is the chart's, for a test to change.
 func validatingConfiguration(t *testing.T) *admissionregistrationv1.ValidatingWebhookConfiguration {
 	t.Helper()
-	_, v, err := chartConfigurations()
+	_, v, err := kkpenvtest.MachineWebhookConfigurations()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,12 +73,13 @@ func (v *verdict) refuse(errs field.ErrorList) {
 // check validates spec, whose field path is specPath ("spec" for a
 // Machine, "spec.template.spec" for the owners). The syntax is always
 // checked; what the spec references on the infra cluster only when the
-// infra cluster answers within the budget.
-func (c *specChecker) check(ctx context.Context, specPath string, spec clusterv1alpha1.MachineSpec) verdict {
+// infra cluster answers within the budget. It returns the loaded settings
+// too, nil when the providerSpec did not load.
+func (c *specChecker) check(ctx context.Context, specPath string, spec clusterv1alpha1.MachineSpec) (verdict, *config.Settings) {
 	var v verdict
 	if spec.ProviderSpec.Value == nil || len(spec.ProviderSpec.Value.Raw) == 0 {
 		v.refuse(field.ErrorList{field.Required(field.NewPath(specPath).Child("providerSpec", "value"), "")})
-		return v
+		return v, nil
 	}
 	settings, warnings, err := config.Load(ctx, spec.ProviderSpec.Value.Raw, c.resolver(ctx), config.Options{Getenv: c.getenv})
 	for _, w := range warnings {
@@ -90,11 +91,11 @@ func (c *specChecker) check(ctx context.Context, specPath string, spec clusterv1
 		for _, e := range invalid.Errs {
 			v.refusals = append(v.refusals, rebase(specPath, e.Error()))
 		}
-		return v
+		return v, nil
 	case err != nil:
 		c.log.Infow("Admitting a providerSpec whose references could not be resolved", "error", err)
 		v.warnings = append(v.warnings, "providerSpec references not checked: "+err.Error())
-		return v
+		return v, nil
 	}
 	answered, err := c.withinBudget(ctx, settings.Kubeconfig, func(ctx context.Context) error {
 		return c.provider.Validate(ctx, c.log, spec)
@@ -103,14 +104,14 @@ func (c *specChecker) check(ctx context.Context, specPath string, spec clusterv1
 		for _, msg := range strings.Split(terminal.Message, "; ") {
 			v.refusals = append(v.refusals, rebase(specPath, msg))
 		}
-		return v
+		return v, settings
 	}
 	if err != nil {
 		infraUnchecked.WithLabelValues(uncheckedReason(err)).Inc()
 		c.log.Infow("Admitting on the providerSpec's syntax alone: the infra cluster did not answer", "error", err, "budget", c.budget)
 		v.warnings = append(v.warnings, "infra cluster not checked ("+err.Error()+"); the Machine reports problems there later")
 	}
-	return v
+	return v, settings
 }
 
 // defaults returns spec with the provider's defaults, or spec unchanged

@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"context"
 	"strings"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
@@ -27,10 +26,11 @@ func patchAnnotations(obj ownedObject) (map[string]string, *field.Path) {
 }
 
 // checkVMPatch refuses a VM patch annotation the provider would refuse:
-// it builds the VM of spec offline, as render does, and reports the
-// builder's refusal of the patch. A spec that does not load is refused by
-// check already.
-func (c *specChecker) checkVMPatch(ctx context.Context, spec clusterv1alpha1.MachineSpec, annotations map[string]string, path *field.Path) field.ErrorList {
+// it builds the VM of the loaded settings offline, as render does, and
+// reports the builder's refusal of the patch. Without settings (a spec
+// that does not load, which check refuses) only the patch's syntax is
+// checked.
+func checkVMPatch(settings *config.Settings, annotations map[string]string, path *field.Path) field.ErrorList {
 	value, ok := annotations[vm.AnnotationVMPatch]
 	if !ok {
 		return nil
@@ -39,14 +39,10 @@ func (c *specChecker) checkVMPatch(ctx context.Context, spec clusterv1alpha1.Mac
 	if _, err := vm.ParsePatch(value); err != nil {
 		return field.ErrorList{field.Invalid(at, value, err.Error())}
 	}
-	if spec.ProviderSpec.Value == nil {
+	if settings == nil {
 		return nil
 	}
-	settings, _, err := config.Load(ctx, spec.ProviderSpec.Value.Raw, c.resolver(ctx), config.Options{Getenv: c.getenv})
-	if err != nil {
-		return nil
-	}
-	_, err = vm.Build(vm.Input{
+	_, err := vm.Build(vm.Input{
 		Settings: settings,
 		Machine:  vm.MachineInfo{Name: "admission-check", Annotations: annotations},
 		Facts:    vm.Facts{Namespace: "admission-check"},

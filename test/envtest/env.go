@@ -63,6 +63,7 @@ type options struct {
 	kubeVirt          bool
 	virtController    bool
 	cdiController     bool
+	machineWebhook    bool
 	crdFiles          []string
 	namespace         string
 }
@@ -134,6 +135,11 @@ func New(ctx context.Context, opts ...Option) (*Env, error) {
 		CRDDirectoryPaths:     paths,
 		ErrorIfCRDPathMissing: true,
 	}}
+	if o.machineWebhook {
+		if e.env.WebhookInstallOptions, err = webhookInstallOptions(); err != nil {
+			return nil, errors.Join(err, e.Stop())
+		}
+	}
 	// Without a bound, open watches (any informer still running) hold the
 	// API server's graceful shutdown until envtest kills it after 20s.
 	apiServer := e.env.ControlPlane.GetAPIServer()
@@ -143,6 +149,9 @@ func New(ctx context.Context, opts ...Option) (*Env, error) {
 	apiServer.CertDir = filepath.Join(workDir, "kube-apiserver")
 	if err := os.Mkdir(apiServer.CertDir, 0o700); err != nil {
 		return nil, errors.Join(fmt.Errorf("failed to create the API server's certificate directory: %w", err), e.Stop())
+	}
+	if err := e.dieWithProcess(dir); err != nil {
+		return nil, errors.Join(err, e.Stop())
 	}
 	if err := e.start(ctx, dir, o); err != nil {
 		return nil, errors.Join(err, e.Stop())

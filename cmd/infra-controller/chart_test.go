@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/charts"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks/vlan"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/components"
 )
 
@@ -89,6 +90,22 @@ func TestChartArgsParse(t *testing.T) {
 				if o.Flavors.Presets || !o.DisableCSIAccess || !o.DisableStorageClasses || o.CSIAccess.ServerURL != "https://infra:6443" || o.NamespacePrefix != "tenant-" ||
 					o.NetworkPolicies.ClusterPoliciesNamespace != "kubevirt-kkp" {
 					t.Errorf("options %+v", o)
+				}
+			},
+		},
+		{
+			name: "a VLAN per tenant cluster",
+			values: map[string]any{"tenantVLAN": map[string]any{
+				"template": "ovs", "range": "200-299", "bridge": "br-ex", "mtu": 9000, "networkName": "vm-net", "workers": 2,
+			}},
+			check: func(t *testing.T, f *flags) {
+				t.Helper()
+				want := vlan.Options{
+					Template: vlan.TemplateOVS, Range: vlan.Range{First: 200, Last: 299}, Bridge: "br-ex", MTU: 9000,
+					NetworkName: "vm-net", ClaimNamespace: "kubevirt-kkp", Workers: 2,
+				}
+				if diff := cmp.Diff(want, f.options.VLANs); diff != "" {
+					t.Errorf("VLAN options (-want +got):\n%s", diff)
 				}
 			},
 		},

@@ -11,6 +11,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/imagecache"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/netpol"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks/vlan"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
 )
@@ -70,6 +71,7 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	imageCache := fs.Bool("image-cache", true, "Import the named images of ConfigMap image-cache and remove unused cache DataVolumes (needs CDI).")
 	fs.DurationVar(&o.ImageCache.GracePeriod, "image-cache-grace-period", imagecache.DefaultGracePeriod, "How long a cache DataVolume no VM refers to is kept.")
 	fs.BoolVar(&o.EnableNetworks, "tenant-networks", false, "Turn the CNI configurations of ConfigMap tenant-networks into NetworkAttachmentDefinitions (needs Multus).")
+	vlanFlags(fs, &o.VLANs)
 	nodePlugin := fs.Bool("addons", true, "Apply the tenant-cluster side of the KubeVirt CSI driver (the node plugin, addons/kubevirt-csi) to tenant clusters with a kubeconfig Secret.")
 	fs.DurationVar(&o.Addons.ResyncInterval, "addons-resync", 10*time.Minute, "How often the addons are re-applied to each tenant cluster, a safety net beside the watch of tenant clusters; 0 turns it off.")
 	fs.BoolVar(&o.EnableTenantClusters, "tenant-clusters", true, "Keep the namespaces of TenantCluster objects and tear them down, VMs first (needs the TenantCluster CRD).")
@@ -107,7 +109,28 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	if err := o.NetworkPolicies.Validate(); err != nil {
 		return nil, err
 	}
+	if err := o.VLANs.Validate(); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// vlanFlags registers the flags of a VLAN per tenant cluster.
+func vlanFlags(fs *flag.FlagSet, o *vlan.Options) {
+	fs.Func("tenant-vlan-template", "Give every TenantCluster a VLAN id and a NetworkAttachmentDefinition on it: bridge (a Linux bridge on the infra nodes, CNI bridge plugin) or ovs (an Open vSwitch bridge, ovs-cni); empty turns it off (needs Multus).", func(v string) error {
+		o.Template = vlan.Template(v)
+		return nil
+	})
+	fs.Func("tenant-vlan-range", "VLAN ids tenant clusters get, <first>-<last> (e.g. 100-199), each claimed by one TenantCluster at a time.", func(v string) error {
+		r, err := vlan.ParseRange(v)
+		o.Range = r
+		return err
+	})
+	fs.StringVar(&o.Bridge, "tenant-vlan-bridge", "", "Bridge on every infra node that VMs are attached to; its uplink must carry the VLAN range tagged.")
+	fs.IntVar(&o.MTU, "tenant-vlan-mtu", 0, "MTU of the VMs' interfaces on the VLAN network; 0 keeps the plugin's default.")
+	fs.StringVar(&o.NetworkName, "tenant-vlan-network-name", o.NetworkName, "Name of the NetworkAttachmentDefinition in every tenant namespace, the name MachineDeployments attach.")
+	fs.StringVar(&o.ClaimNamespace, "tenant-vlan-claim-namespace", "", "Namespace of the VLAN claims, one Lease per claimed id (the chart uses its release namespace).")
+	fs.IntVar(&o.Workers, "tenant-vlan-workers", o.Workers, "TenantClusters whose VLANs are reconciled at once.")
 }
 
 // csiImageFlags registers the image flags of the KubeVirt CSI driver,

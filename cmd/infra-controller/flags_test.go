@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks/vlan"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
 )
 
@@ -108,6 +109,22 @@ func TestParseFlags(t *testing.T) {
 		{name: "CCM without CSI access", args: []string{"--cloud-controller-manager", "--csi-access=false"}, want: func(o *infracontroller.Options) {
 			o.EnableCCM, o.DisableCSIAccess, o.EnableCSIController = true, true, false
 		}},
+		{
+			name: "a VLAN per tenant cluster",
+			args: []string{
+				"--tenant-vlan-template=bridge", "--tenant-vlan-range=100-199", "--tenant-vlan-bridge=br-trunk", "--tenant-vlan-mtu=9000",
+				"--tenant-vlan-network-name=vm-net", "--tenant-vlan-claim-namespace=kubevirt-kkp", "--tenant-vlan-workers=2",
+			},
+			want: func(o *infracontroller.Options) {
+				o.VLANs = vlan.Options{
+					Template: vlan.TemplateBridge, Range: vlan.Range{First: 100, Last: 199}, Bridge: "br-trunk", MTU: 9000,
+					NetworkName: "vm-net", ClaimNamespace: "kubevirt-kkp", Workers: 2,
+				}
+			},
+		},
+		{name: "a VLAN template without a range is refused", args: []string{"--tenant-vlan-template=ovs", "--tenant-vlan-bridge=br-ex", "--tenant-vlan-claim-namespace=k"}, wantErr: true},
+		{name: "an unknown VLAN template is refused", args: []string{"--tenant-vlan-template=macvlan", "--tenant-vlan-range=100-199", "--tenant-vlan-bridge=eth1", "--tenant-vlan-claim-namespace=k"}, wantErr: true},
+		{name: "a VLAN range past 4094 is refused", args: []string{"--tenant-vlan-range=4000-4095"}, wantErr: true},
 		{name: "empty prefix is refused", args: []string{"--namespace-prefix="}, wantErr: true},
 		{name: "non-positive qps is refused", args: []string{"--kube-api-qps=0"}, wantErr: true},
 		{name: "positional arguments are refused", args: []string{"extra"}, wantErr: true},

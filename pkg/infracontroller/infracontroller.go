@@ -26,6 +26,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/imagecache"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/netpol"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks/vlan"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
@@ -58,6 +59,11 @@ type Options struct {
 	// ConfigMap tenant-networks become NetworkAttachmentDefinitions. It
 	// needs Multus' NetworkAttachmentDefinition CRD.
 	EnableNetworks bool
+	// VLANs gives every TenantCluster a VLAN id of a range and a
+	// NetworkAttachmentDefinition on it; off while VLANs.Template is
+	// empty. It needs the TenantCluster controller and Multus'
+	// NetworkAttachmentDefinition CRD.
+	VLANs vlan.Options
 	// NetworkPolicies configures the default and custom NetworkPolicies.
 	NetworkPolicies netpol.Options
 	// DisableNetworkPolicies turns the NetworkPolicy controller off
@@ -113,7 +119,8 @@ func DefaultOptions() Options {
 			Instancetypes:   true,
 			Preferences:     true,
 		},
-		CCM: csicontroller.Options{Params: addons.Params{CCMLoadBalancer: true, CCMZoneAndRegion: true}},
+		CCM:   csicontroller.Options{Params: addons.Params{CCMLoadBalancer: true, CCMZoneAndRegion: true}},
+		VLANs: vlan.Options{NetworkName: vlan.DefaultNetworkName, Workers: vlan.DefaultWorkers},
 	}
 }
 
@@ -157,8 +164,11 @@ func CacheOptions(o Options) cache.Options {
 	if o.EnableImageCache {
 		maps.Copy(byObject, imagecache.CacheByObject())
 	}
-	if o.EnableNetworks {
+	if o.EnableNetworks || o.VLANs.Enabled() {
 		maps.Copy(byObject, networks.CacheByObject())
+	}
+	if o.VLANs.Enabled() {
+		maps.Copy(byObject, vlan.CacheByObject(o.VLANs))
 	}
 	if !o.DisableNetworkPolicies {
 		maps.Copy(byObject, netpol.CacheByObject())
@@ -187,6 +197,8 @@ type Controllers struct {
 	ImageCache *imagecache.Reconciler
 	// Networks keeps the tenant networks; nil when disabled.
 	Networks *networks.Reconciler
+	// VLANs keeps the VLAN of every TenantCluster; nil when disabled.
+	VLANs *vlan.Reconciler
 	// NetworkPolicies keeps the NetworkPolicies; nil when disabled.
 	NetworkPolicies *netpol.Reconciler
 	// TenantClusters keeps the namespaces of TenantClusters; nil when
@@ -237,6 +249,9 @@ func Setup(mgr ctrl.Manager, o Options) (*Controllers, error) {
 		return nil, err
 	}
 	if err := setupTenantClusters(mgr, o, tenants, c); err != nil {
+		return nil, err
+	}
+	if err := setupVLANs(mgr, o, tenants, c); err != nil {
 		return nil, err
 	}
 	if err := setupAddons(mgr, o, tenants, c); err != nil {
@@ -355,6 +370,19 @@ func setupTenantClusters(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c 
 		NetworksOff:          !o.EnableNetworks,
 	}
 	return c.TenantClusters.SetupWithManager(mgr)
+}
+
+// setupVLANs registers the VLAN controller when o gives a template. It
+// runs beside the TenantCluster controller, whose scheme it uses.
+func setupVLANs(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Controllers) error {
+	if !o.VLANs.Enabled() {
+		return nil
+	}
+	if !o.EnableTenantClusters {
+		return errors.New("a VLAN per tenant cluster needs the TenantCluster controller: do not disable tenant clusters")
+	}
+	c.VLANs = &vlan.Reconciler{Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Tenants: tenants, Options: o.VLANs}
+	return c.VLANs.SetupWithManager(mgr)
 }
 
 // setupNetworking registers the tenant network and NetworkPolicy

@@ -24,9 +24,12 @@ package infracontroller
 // CCM access: the controller holds the rules of the CCM's Role (Services,
 // VirtualMachineInstances) and ClusterRole (reading Nodes), and keeps that
 // one ClusterRole and ClusterRoleBinding (changed and deleted only by that
-// name), deleting both when no tenant namespace is left. The namespace
-// "leader-election" is a placeholder the chart replaces with the namespace
-// of the Lease.
+// name), deleting both when no tenant namespace is left. VLANs: one Lease
+// per claimed VLAN id is created and deleted in the namespace of the
+// leader-election Lease (the chart passes it as the claim namespace), and
+// each TenantCluster's NetworkAttachmentDefinition is written. The
+// namespace "leader-election" is a placeholder the chart replaces with the
+// namespace of the Lease.
 //
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
@@ -52,4 +55,4 @@ package infracontroller
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=leader-election
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;delete,namespace=leader-election

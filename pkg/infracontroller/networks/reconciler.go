@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -27,11 +28,15 @@ import (
 const ControllerName = "tenant-networks"
 
 // CacheByObject returns what the manager's cache must select for this
-// controller: only our NetworkAttachmentDefinitions.
+// controller and the VLAN controller (package vlan): only our
+// NetworkAttachmentDefinitions, the ones with Label. This controller keeps
+// those whose Label is "true".
 func CacheByObject() map[ctrlruntimeclient.Object]cache.ByObject {
-	return map[ctrlruntimeclient.Object]cache.ByObject{
-		newObject(): {Label: labels.SelectorFromSet(labels.Set{tenant.ManagedByLabel: tenant.ManagedByValue, Label: "true"})},
+	selector := labels.SelectorFromSet(labels.Set{tenant.ManagedByLabel: tenant.ManagedByValue})
+	if hasLabel, err := labels.NewRequirement(Label, selection.Exists, nil); err == nil {
+		selector = selector.Add(*hasLabel)
 	}
+	return map[ctrlruntimeclient.Object]cache.ByObject{newObject(): {Label: selector}}
 }
 
 // Reconciler keeps the NetworkAttachmentDefinitions of one tenant

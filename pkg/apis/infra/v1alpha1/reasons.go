@@ -39,6 +39,22 @@ const (
 	// infra-controller reads.
 	ReasonFeatureOff = "FeatureOff"
 
+	// ReasonVLANAllocated: a VLAN id is claimed and the tenant cluster's
+	// NetworkAttachmentDefinition on it is written.
+	ReasonVLANAllocated = "VLANAllocated"
+	// ReasonVLANRangeExhausted: every VLAN id of the controller's range is
+	// claimed by another tenant cluster, or still used by the VMs of a
+	// deleted one; the tenant cluster gets one when an id is released.
+	ReasonVLANRangeExhausted = "VLANRangeExhausted"
+	// ReasonVLANNamespacePending: a VLAN id is claimed, but the tenant
+	// namespace does not exist yet, belongs to another TenantCluster or is
+	// being deleted, so its NetworkAttachmentDefinition is not written.
+	ReasonVLANNamespacePending = "VLANNamespacePending"
+	// ReasonVLANNetworkInTheWay: a NetworkAttachmentDefinition of the
+	// VLAN network's name that the controller did not make is in the
+	// tenant namespace; it is left alone.
+	ReasonVLANNetworkInTheWay = "VLANNetworkInTheWay"
+
 	// Reasons of ConditionDeleting, one per deletion step.
 	ReasonStopping                = "Stopping"
 	ReasonDeletingVirtualMachines = "DeletingVirtualMachines"

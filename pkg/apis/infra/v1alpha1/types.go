@@ -25,6 +25,11 @@ const (
 	// NetworkPolicies of the spec are valid and written to the tenant
 	// namespace's ConfigMaps.
 	ConditionConfigReady = "ConfigReady"
+	// ConditionVLANReady is true when the tenant cluster holds a VLAN id
+	// of the controller's range and its NetworkAttachmentDefinition is
+	// written to the tenant namespace. Only set when the controller runs
+	// with a VLAN template.
+	ConditionVLANReady = "VLANReady"
 	// ConditionDeleting reports the progress of a deletion: VMs first,
 	// then what the controller made in the tenant cluster, then the
 	// namespace.
@@ -114,6 +119,22 @@ type TenantClusterStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// VLAN is the VLAN claimed for the tenant cluster's network; unset
+	// while none is claimed.
+	// +optional
+	VLAN *VLANStatus `json:"vlan,omitempty"`
+}
+
+// VLANStatus is the VLAN of a tenant cluster.
+type VLANStatus struct {
+	// ID is the VLAN id, unique among the TenantClusters of the infra
+	// cluster.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4094
+	ID int32 `json:"id"`
+	// NetworkAttachmentDefinition names the network on that VLAN in the
+	// tenant namespace, the name MachineDeployments attach.
+	NetworkAttachmentDefinition string `json:"networkAttachmentDefinition"`
 }
 
 // TenantCluster describes one tenant cluster on the infra cluster and owns
@@ -124,6 +145,7 @@ type TenantClusterStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.spec.id`
 // +kubebuilder:printcolumn:name="Namespace",type=string,JSONPath=`.status.namespace`
+// +kubebuilder:printcolumn:name="VLAN",type=integer,JSONPath=`.status.vlan.id`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -1,0 +1,276 @@
+package infracontroller_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks/vlan"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
+)
+
+// vlanTenants is how many TenantClusters TestTenantVLANs creates at once;
+// the range has exactly as many ids.
+const vlanTenants = 8
+
+// vlanOptions runs the TenantCluster and VLAN controllers only, with a
+// range of vlanTenants ids.
+func vlanOptions(claimNamespace string) infracontroller.Options {
+	o := infracontroller.DefaultOptions()
+	o.Flavors, o.DisableStorageClasses, o.DisableCSIAccess, o.DisableNetworkPolicies = flavorsOff(), true, true, true
+	o.EnableTenantClusters = true
+	o.VLANs = vlan.Options{
+		Template: vlan.TemplateBridge, Range: vlan.Range{First: 100, Last: 100 + vlanTenants - 1}, Bridge: "br-trunk",
+		ClaimNamespace: claimNamespace, Workers: 8,
+	}
+	return o
+}
+
+func TestTenantVLANs(t *testing.T) {
+	env, c := tenantClusterEnv(t, "k8s.cni.cncf.io.yaml")
+	ctx := t.Context()
+	const claims = "vlan-claims"
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: claims}}); err != nil {
+		t.Fatal(err)
+	}
+	o := vlanOptions(claims)
+	startController(t, env.Config, o, nil, -1)
+	ids := map[string]int{}
+
+	t.Run("tenants created at once get distinct ids and one claim each", func(t *testing.T) {
+		createTenantClustersAtOnce(t, c, vlanTenants)
+		eventually(t, wait, func() error {
+			var err error
+			ids, err = vlanIDs(ctx, c, vlanTenants)
+			return err
+		})
+		eventually(t, wait, func() error { return checkClaims(ctx, c, claims, ids) })
+	})
+	t.Run("each namespace gets its NetworkAttachmentDefinition", func(t *testing.T) {
+		for name, id := range ids {
+			eventually(t, wait, func() error { return checkVLANNAD(ctx, c, o.VLANs, name, id) })
+		}
+	})
+	t.Run("a hand-edited NetworkAttachmentDefinition is restored", func(t *testing.T) {
+		have, err := get(ctx, c, networks.NetworkAttachmentDefinitionGVK, "cluster-vt0", vlan.DefaultNetworkName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unstructured.SetNestedField(have.Object, `{"cniVersion":"0.3.1","type":"bridge","bridge":"br-trunk","vlan":1}`, "spec", "config"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Update(ctx, have); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, wait, func() error { return checkVLANNAD(ctx, c, o.VLANs, "vt0", ids["vt0"]) })
+	})
+	t.Run("an exhausted range is a condition and an event", func(t *testing.T) {
+		createTenantCluster(t, c, "late", nil)
+		eventually(t, wait, func() error { return checkExhausted(ctx, c, "late") })
+		eventually(t, wait, func() error {
+			return checkWarning(ctx, c, &infrav1alpha1.TenantCluster{ObjectMeta: metav1.ObjectMeta{Name: "late"}}, infrav1alpha1.ReasonVLANRangeExhausted, nil)
+		})
+	})
+	t.Run("an id is kept while a VM of a deleted tenant cluster still uses it, then reused", func(t *testing.T) {
+		checkKeptWhileUsed(t, c, claims, "vt1", ids["vt1"])
+	})
+	t.Run("the id of a deleted tenant cluster is released with its namespace and reused", func(t *testing.T) {
+		deleteTenantCluster(t, c, "vt2")
+		eventually(t, time.Minute, func() error { return claimAbsent(ctx, c, claims, ids["vt2"]) })
+		createTenantCluster(t, c, "next", nil)
+		eventually(t, wait, func() error { return wantVLAN(ctx, c, "next", ids["vt2"]) })
+	})
+}
+
+// createTenantClustersAtOnce creates TenantClusters vt0 ... vt<n-1> from
+// n goroutines.
+func createTenantClustersAtOnce(t *testing.T, c ctrlruntimeclient.Client, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			name := "vt" + strconv.Itoa(i)
+			errs[i] = c.Create(context.Background(), &infrav1alpha1.TenantCluster{
+				ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: infrav1alpha1.TenantClusterSpec{ID: name},
+			})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// vlanIDs returns the VLAN ids of TenantClusters vt0 ... vt<n-1> once
+// each has a distinct one and VLANReady is true.
+func vlanIDs(ctx context.Context, c ctrlruntimeclient.Client, n int) (map[string]int, error) {
+	ids := map[string]int{}
+	owner := map[int]string{}
+	for i := range n {
+		name := "vt" + strconv.Itoa(i)
+		var tc infrav1alpha1.TenantCluster
+		if err := c.Get(ctx, types.NamespacedName{Name: name}, &tc); err != nil {
+			return nil, err
+		}
+		if !meta.IsStatusConditionTrue(tc.Status.Conditions, infrav1alpha1.ConditionVLANReady) || tc.Status.VLAN == nil {
+			return nil, fmt.Errorf("TenantCluster %s: VLAN %+v, conditions %+v", name, tc.Status.VLAN, tc.Status.Conditions)
+		}
+		id := int(tc.Status.VLAN.ID)
+		if other, taken := owner[id]; taken {
+			return nil, fmt.Errorf("TenantClusters %s and %s both have VLAN %d", other, name, id)
+		}
+		if id < 100 || id >= 100+n || tc.Status.VLAN.NetworkAttachmentDefinition != vlan.DefaultNetworkName {
+			return nil, fmt.Errorf("TenantCluster %s: VLAN %+v outside the range", name, tc.Status.VLAN)
+		}
+		owner[id], ids[name] = name, id
+	}
+	return ids, nil
+}
+
+// checkClaims checks that the claim namespace holds exactly one claim per
+// TenantCluster of ids, for its id.
+func checkClaims(ctx context.Context, c ctrlruntimeclient.Client, namespace string, ids map[string]int) error {
+	var list coordinationv1.LeaseList
+	if err := c.List(ctx, &list, ctrlruntimeclient.InNamespace(namespace)); err != nil {
+		return err
+	}
+	if len(list.Items) != len(ids) {
+		return fmt.Errorf("%d claims for %d tenant clusters", len(list.Items), len(ids))
+	}
+	for _, l := range list.Items {
+		owner := l.Labels[tenantcluster.OwnerLabel]
+		if want := "tenant-vlan-" + strconv.Itoa(ids[owner]); l.Name != want || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != owner {
+			return fmt.Errorf("claim %s held by %q, want %s", l.Name, owner, want)
+		}
+	}
+	return nil
+}
+
+// checkVLANNAD compares the NetworkAttachmentDefinition of TenantCluster
+// name with the exact bridge configuration of id.
+func checkVLANNAD(ctx context.Context, c ctrlruntimeclient.Client, o vlan.Options, name string, id int) error {
+	have, err := get(ctx, c, networks.NetworkAttachmentDefinitionGVK, "cluster-"+name, vlan.DefaultNetworkName)
+	if err != nil {
+		return err
+	}
+	want := fmt.Sprintf(`{"cniVersion":"0.3.1","name":"tenant-vlan","type":"bridge","bridge":"%s","vlan":%d,"preserveDefaultVlan":false,"ipam":{}}`, o.Bridge, id)
+	if got, _, _ := unstructured.NestedString(have.Object, "spec", "config"); got != want {
+		return fmt.Errorf("NetworkAttachmentDefinition of %s: config %s, want %s", name, got, want)
+	}
+	if l := have.GetLabels(); l[networks.Label] != vlan.LabelValue || l[vlan.VLANLabel] != strconv.Itoa(id) || l[tenantcluster.OwnerLabel] != name {
+		return fmt.Errorf("NetworkAttachmentDefinition of %s: labels %v", name, l)
+	}
+	return nil
+}
+
+// checkExhausted checks that TenantCluster name has no VLAN and says why.
+func checkExhausted(ctx context.Context, c ctrlruntimeclient.Client, name string) error {
+	if err := wantConditionReason(ctx, c, name, infrav1alpha1.ConditionVLANReady, infrav1alpha1.ReasonVLANRangeExhausted); err != nil {
+		return err
+	}
+	return wantVLAN(ctx, c, name, 0)
+}
+
+// wantVLAN checks the VLAN id in the status of TenantCluster name; 0 for
+// none.
+func wantVLAN(ctx context.Context, c ctrlruntimeclient.Client, name string, id int) error {
+	var tc infrav1alpha1.TenantCluster
+	if err := c.Get(ctx, types.NamespacedName{Name: name}, &tc); err != nil {
+		return err
+	}
+	got := 0
+	if tc.Status.VLAN != nil {
+		got = int(tc.Status.VLAN.ID)
+	}
+	if got != id {
+		return fmt.Errorf("TenantCluster %s has VLAN %d, want %d", name, got, id)
+	}
+	return nil
+}
+
+// checkKeptWhileUsed deletes TenantCluster name while a VM in its
+// namespace names the VLAN network and is held by a finalizer, drops the
+// TenantCluster's finalizer by hand so that it goes while its namespace
+// and VM stay, and checks that the id stays claimed (the waiting
+// TenantCluster "late" does not get it) until the VM is gone, and then
+// goes to "late".
+func checkKeptWhileUsed(t *testing.T, c ctrlruntimeclient.Client, claims, name string, id int) {
+	t.Helper()
+	ctx := t.Context()
+	vm := object(tenantcluster.VirtualMachineGVK, "cluster-"+name, "uses-vlan", nil, vmSpec())
+	vm.SetFinalizers([]string{holdFinalizer})
+	nets := []any{map[string]any{"name": "default", "multus": map[string]any{"networkName": vlan.DefaultNetworkName, "default": true}}}
+	if err := unstructured.SetNestedSlice(vm.Object, nets, "spec", "template", "spec", "networks"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, vm); err != nil {
+		t.Fatal(err)
+	}
+	deleteTenantCluster(t, c, name)
+	eventually(t, wait, func() error { return wantReason(ctx, c, name, infrav1alpha1.ReasonDeletingVirtualMachines) })
+	var tc infrav1alpha1.TenantCluster
+	if err := c.Get(ctx, types.NamespacedName{Name: name}, &tc); err != nil {
+		t.Fatal(err)
+	}
+	tc.Finalizers = nil
+	if err := c.Update(ctx, &tc); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, wait, func() error {
+		err := c.Get(ctx, types.NamespacedName{Name: name}, &infrav1alpha1.TenantCluster{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("TenantCluster %s still there (get: %w)", name, err)
+	})
+	// Two release rechecks.
+	never(t, 2*vlan.DefaultReleaseRecheck+time.Second, func() error {
+		if err := c.Get(ctx, types.NamespacedName{Namespace: claims, Name: "tenant-vlan-" + strconv.Itoa(id)}, &coordinationv1.Lease{}); err != nil {
+			return fmt.Errorf("the claim of VLAN %d, still used by a VM: %w", id, err)
+		}
+		return checkExhausted(ctx, c, "late")
+	})
+	if err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(vm), vm); err != nil {
+		t.Fatal(err)
+	}
+	vm.SetFinalizers(nil)
+	if err := c.Update(ctx, vm); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, wait, func() error { return absentNAD(ctx, c, "cluster-"+name, vlan.DefaultNetworkName) })
+	eventually(t, wait, func() error { return wantVLAN(ctx, c, "late", id) })
+}
+
+// deleteTenantCluster deletes TenantCluster name.
+func deleteTenantCluster(t *testing.T, c ctrlruntimeclient.Client, name string) {
+	t.Helper()
+	if err := c.Delete(t.Context(), &infrav1alpha1.TenantCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// claimAbsent checks that the claim of id is gone.
+func claimAbsent(ctx context.Context, c ctrlruntimeclient.Client, namespace string, id int) error {
+	err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: "tenant-vlan-" + strconv.Itoa(id)}, &coordinationv1.Lease{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return fmt.Errorf("the claim of VLAN %d is still there (get: %w)", id, err)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
@@ -131,6 +132,8 @@ type reconciler struct {
 	now func() time.Time
 	// name is the controller name Machines must carry (Options.Name).
 	name string
+	// evacuations counts evacuations by policy and outcome.
+	evacuations *prometheus.CounterVec
 }
 
 // Add registers the Machine controller with mgr.
@@ -167,6 +170,11 @@ func Add(mgr ctrl.Manager, opts Options) error {
 	if err := metrics.RegisterMachineInfo(ctrlmetrics.Registry, mgr.GetClient(), opts.Provider.MachineMetricsLabels); err != nil {
 		return err
 	}
+	evacuations, err := metrics.RegisterEvacuations(ctrlmetrics.Registry)
+	if err != nil {
+		return err
+	}
+	r.evacuations = evacuations
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&clusterv1alpha1.Machine{}).

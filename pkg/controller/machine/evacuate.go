@@ -8,10 +8,11 @@ import (
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -49,12 +50,13 @@ func evacuating(vmi *kubevirtcorev1.VirtualMachineInstance) bool {
 
 // reconcileEvacuation answers KubeVirt's evacuation of the Machine's VMI
 // from an infra node (status.evacuationNodeName, set when the infra node is
-// drained): with evictionStrategy External the guest Node is cordoned and
-// drained and the VMI deleted, so that run strategy Always starts it on
-// another infra node; with LiveMigrate (or LiveMigrateIfPossible) a
-// VirtualMachineInstanceMigration is created. Once the VMI runs again, a
-// Node the controller cordoned is uncordoned. It returns when to look
-// again while a drain is under way.
+// drained) by the way planEvacuation chooses: restart cordons and drains
+// the guest Node, then deletes the VMI, so that run strategy Always starts
+// it on another infra node; liveMigrate creates a
+// VirtualMachineInstanceMigration; replace cordons and drains the guest
+// Node, then deletes the Machine, so that its MachineSet replaces it. Once
+// the VMI runs again, a Node the controller cordoned is uncordoned. It
+// returns when to look again while a drain is under way.
 func (r *reconciler) reconcileEvacuation(ctx context.Context, s *scope) (time.Duration, error) {
 	ref := s.machine.Status.NodeRef
 	if ref == nil {
@@ -74,19 +76,27 @@ func (r *reconciler) reconcileEvacuation(ctx context.Context, s *scope) (time.Du
 		}
 		return 0, nil
 	}
-	switch ptr.Deref(vmi.Spec.EvictionStrategy, "") {
-	case kubevirtcorev1.EvictionStrategyExternal:
-		return r.evacuateExternal(ctx, s, vmi, node)
-	case kubevirtcorev1.EvictionStrategyLiveMigrate, kubevirtcorev1.EvictionStrategyLiveMigrateIfPossible:
-		return 0, r.requestMigration(ctx, s, vmi)
-	default:
+	plan := planEvacuation(vmi, s.machine)
+	switch plan.action {
+	case "":
 		return 0, nil
+	case config.EvacuationLiveMigrate:
+		return 0, r.requestMigration(ctx, s, vmi, plan)
 	}
+	if wait, err := r.drainForEvacuation(ctx, s, node); wait > 0 || err != nil {
+		return wait, err
+	}
+	r.recordFallback(s, plan)
+	if plan.action == config.EvacuationReplace {
+		return 0, r.replaceEvacuated(ctx, s, vmi, node, plan)
+	}
+	return 0, r.restartEvacuated(ctx, s, vmi, node, plan)
 }
 
-// evacuateExternal cordons and drains the guest Node, then deletes the VMI.
-// The drain is bounded by the drain timeout, counted from the cordon.
-func (r *reconciler) evacuateExternal(ctx context.Context, s *scope, vmi *kubevirtcorev1.VirtualMachineInstance, node *corev1.Node) (time.Duration, error) {
+// drainForEvacuation cordons and drains the guest Node; it returns how long
+// to wait while pods are still leaving. The drain is bounded by the drain
+// timeout, counted from the cordon.
+func (r *reconciler) drainForEvacuation(ctx context.Context, s *scope, node *corev1.Node) (time.Duration, error) {
 	now := r.now()
 	if err := patchNode(ctx, r.client, node, func(n *corev1.Node) bool { return cordonForEvacuation(n, now) }); err != nil {
 		return 0, err
@@ -95,27 +105,49 @@ func (r *reconciler) evacuateExternal(ctx context.Context, s *scope, vmi *kubevi
 	if at, err := time.Parse(time.RFC3339, node.Annotations[AnnotationEvacuationCordon]); err == nil {
 		since = at
 	}
-	if r.drainTimeout >= 0 && shouldDrain(node, since, now, r.drainTimeout) {
-		state, err := drain(ctx, r.client, r.pods, node, now)
-		if err != nil {
-			return 0, err
-		}
-		if state.pending > 0 {
-			s.log.Debugw("Draining Node for an infra node evacuation", "node", node.Name, "pending", state.pending, "blocked", state.blocked)
-			return pollDrain, nil
-		}
+	if r.drainTimeout < 0 || !shouldDrain(node, since, now, r.drainTimeout) {
+		return 0, nil
 	}
-	if err := r.infra.Delete(ctx, vmi, ctrlruntimeclient.Preconditions{UID: &vmi.UID}); ctrlruntimeclient.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
-		return 0, fmt.Errorf("failed to delete the evacuated VirtualMachineInstance %s: %w", vmi.Name, err)
+	state, err := drain(ctx, r.client, r.pods, node, now)
+	if err != nil {
+		return 0, err
 	}
-	r.recorder.Eventf(s.machine, nil, corev1.EventTypeNormal, "Evacuated", "Evacuate",
-		"Drained Node %s and deleted VirtualMachineInstance %s to restart it away from infra node %s", node.Name, vmi.Name, vmi.Status.NodeName)
+	if state.pending > 0 {
+		s.log.Debugw("Draining Node for an infra node evacuation", "node", node.Name, "pending", state.pending, "blocked", state.blocked)
+		return pollDrain, nil
+	}
 	return 0, nil
 }
 
+// restartEvacuated deletes the VMI of a drained guest Node.
+func (r *reconciler) restartEvacuated(ctx context.Context, s *scope, vmi *kubevirtcorev1.VirtualMachineInstance, node *corev1.Node, plan evacuationPlan) error {
+	if err := r.infra.Delete(ctx, vmi, ctrlruntimeclient.Preconditions{UID: &vmi.UID}); ctrlruntimeclient.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("failed to delete the evacuated VirtualMachineInstance %s: %w", vmi.Name, err)
+	}
+	r.recordEvacuation(s, plan, outcomeRestarted, ReasonEvacuated, "Evacuate",
+		"Drained Node %s and deleted VirtualMachineInstance %s to restart it away from infra node %s", node.Name, vmi.Name, vmi.Status.NodeName)
+	return nil
+}
+
+// replaceEvacuated deletes the Machine of a drained guest Node, so that its
+// MachineSet creates another one; the deletion removes the VM.
+func (r *reconciler) replaceEvacuated(ctx context.Context, s *scope, vmi *kubevirtcorev1.VirtualMachineInstance, node *corev1.Node, plan evacuationPlan) error {
+	if err := r.client.Delete(ctx, s.machine); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("failed to delete the Machine of an evacuated VirtualMachineInstance: %w", err)
+	}
+	r.recordEvacuation(s, plan, outcomeReplaced, ReasonEvacuationReplaced, "Delete",
+		"Drained Node %s and deleted the Machine so that MachineSet %s replaces it: VirtualMachineInstance %s leaves infra node %s",
+		node.Name, machineSetOf(s.machine), vmi.Name, vmi.Status.NodeName)
+	return nil
+}
+
 // requestMigration creates the live migration of an evacuated VMI, one per
-// infra node it leaves.
-func (r *reconciler) requestMigration(ctx context.Context, s *scope, vmi *kubevirtcorev1.VirtualMachineInstance) error {
+// infra node it leaves; none while one is under way, since KubeVirt (with
+// evictionStrategy LiveMigrate) may have started its own.
+func (r *reconciler) requestMigration(ctx context.Context, s *scope, vmi *kubevirtcorev1.VirtualMachineInstance, plan evacuationPlan) error {
+	if migrationInFlight(vmi) {
+		return nil
+	}
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(vmi.Status.NodeName))
 	migration := &kubevirtcorev1.VirtualMachineInstanceMigration{
@@ -133,9 +165,29 @@ func (r *reconciler) requestMigration(ctx context.Context, s *scope, vmi *kubevi
 	case err != nil:
 		return fmt.Errorf("failed to create the migration of VirtualMachineInstance %s: %w", vmi.Name, err)
 	}
-	r.recorder.Eventf(s.machine, nil, corev1.EventTypeNormal, "Migrating", "Evacuate",
+	r.recordEvacuation(s, plan, outcomeMigrating, ReasonMigrating, "Evacuate",
 		"Requested the live migration %s of VirtualMachineInstance %s away from infra node %s", migration.Name, vmi.Name, vmi.Status.NodeName)
 	return nil
+}
+
+// recordFallback records a Warning event when the plan does not follow
+// its policy.
+func (r *reconciler) recordFallback(s *scope, plan evacuationPlan) {
+	if plan.fallback == "" {
+		return
+	}
+	r.recorder.Eventf(s.machine, nil, corev1.EventTypeWarning, ReasonEvacuationFallback, "Evacuate",
+		"Evacuation policy %s falls back to %s: %s", plan.policy, plan.action, plan.fallback)
+}
+
+// recordEvacuation counts an evacuation by policy and outcome (without the
+// counter, in tests, it is not counted) and records its Normal event, whose
+// message ends with the policy.
+func (r *reconciler) recordEvacuation(s *scope, plan evacuationPlan, outcome, reason, action, note string, args ...any) {
+	if r.evacuations != nil {
+		r.evacuations.WithLabelValues(string(plan.policy), outcome).Inc()
+	}
+	r.recorder.Eventf(s.machine, nil, corev1.EventTypeNormal, reason, action, note+" (evacuation policy %s)", append(args, plan.policy)...)
 }
 
 // cordonForEvacuation cordons a schedulable Node and marks it as cordoned

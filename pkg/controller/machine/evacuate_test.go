@@ -6,8 +6,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -115,4 +118,118 @@ func newInfraFake(t *testing.T, objs ...ctrlruntimeclient.Object) ctrlruntimecli
 		t.Fatal(err)
 	}
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+}
+
+// TestEvacuationPaths runs each way an evacuated Machine takes through
+// reconcileEvacuation, on fake user and infra clusters: what happened to
+// the VMI, the Machine, migrations and the guest Node, the events and the
+// evacuations counter.
+func TestEvacuationPaths(t *testing.T) {
+	type want struct {
+		vmiDeleted, machineDeleted bool
+		migrations                 int
+		unschedulable              bool
+		events                     []string
+		// counted is the policy/outcome counted once.
+		counted string
+		wait    time.Duration
+	}
+	for _, tc := range []struct {
+		name    string
+		vmi     *kubevirtcorev1.VirtualMachineInstance
+		machine *clusterv1alpha1.Machine
+		// pod, when set, is a pod on the guest Node still to be drained.
+		pod  bool
+		want want
+	}{
+		{name: "restart", vmi: evacuatedVMI(withPolicy("restart"), withClaim(corev1.ReadWriteOnce)), machine: ownedMachine(),
+			want: want{vmiDeleted: true, unschedulable: true, events: []string{"Normal Evacuated"}, counted: "restart/restarted"}},
+		{name: "live migrate", vmi: evacuatedVMI(withClaim(corev1.ReadWriteMany), withMigratable(corev1.ConditionTrue)), machine: ownedMachine(),
+			want: want{migrations: 1, events: []string{"Normal Migrating"}, counted: "liveMigrate/migrating"}},
+		{name: "replace", vmi: evacuatedVMI(withClaim(corev1.ReadWriteOnce)), machine: ownedMachine(),
+			want: want{machineDeleted: true, unschedulable: true, events: []string{"Normal EvacuationReplaced"}, counted: "replace/replaced"}},
+		{name: "replace waits for the guest drain", vmi: evacuatedVMI(withClaim(corev1.ReadWriteOnce)), machine: ownedMachine(), pod: true,
+			want: want{unschedulable: true, wait: pollDrain}},
+		{name: "failed migration falls back to restart", machine: ownedMachine(),
+			vmi:  evacuatedVMI(withPolicy("liveMigrate"), withClaim(corev1.ReadWriteMany), withMigratable(corev1.ConditionTrue), withMigration("infra-1", true)),
+			want: want{vmiDeleted: true, unschedulable: true, events: []string{"Warning EvacuationFallback", "Normal Evacuated"}, counted: "liveMigrate/restarted"}},
+		{name: "not migratable falls back to replace", machine: ownedMachine(),
+			vmi:  evacuatedVMI(withPolicy("liveMigrate"), withClaim(corev1.ReadWriteOnce), withMigratable(corev1.ConditionFalse)),
+			want: want{machineDeleted: true, unschedulable: true, events: []string{"Warning EvacuationFallback", "Normal EvacuationReplaced"}, counted: "liveMigrate/replaced"}},
+		{name: "no new migration while one is under way", machine: ownedMachine(),
+			vmi:  evacuatedVMI(withPolicy("liveMigrate"), withMigration("infra-1", false)),
+			want: want{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "m-1"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+			m := tc.machine
+			m.Finalizers = []string{FinalizerDelete}
+			m.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: node.Name}
+			objs := []ctrlruntimeclient.Object{m, node}
+			if tc.pod {
+				objs = append(objs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "default"}, Spec: corev1.PodSpec{NodeName: node.Name}})
+			}
+			f := newFixture(t, objs...)
+			f.r.infra, f.r.infraNamespace = newInfraFake(t, tc.vmi), "tenant"
+			f.r.evacuations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "evacuations_total"}, []string{"policy", "outcome"})
+			s := &scope{machine: m, log: zap.NewNop().Sugar()}
+			wait, err := f.r.reconcileEvacuation(t.Context(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := want{wait: wait}
+			err = f.r.infra.Get(t.Context(), ctrlruntimeclient.ObjectKeyFromObject(tc.vmi), &kubevirtcorev1.VirtualMachineInstance{})
+			got.vmiDeleted = apierrors.IsNotFound(err)
+			gotMachine := &clusterv1alpha1.Machine{}
+			if err := f.client.Get(t.Context(), ctrlruntimeclient.ObjectKeyFromObject(m), gotMachine); err != nil {
+				t.Fatal(err)
+			}
+			got.machineDeleted = gotMachine.DeletionTimestamp != nil
+			migrations := &kubevirtcorev1.VirtualMachineInstanceMigrationList{}
+			if err := f.r.infra.List(t.Context(), migrations); err != nil {
+				t.Fatal(err)
+			}
+			got.migrations = len(migrations.Items)
+			gotNode := &corev1.Node{}
+			if err := f.client.Get(t.Context(), ctrlruntimeclient.ObjectKeyFromObject(node), gotNode); err != nil {
+				t.Fatal(err)
+			}
+			got.unschedulable = gotNode.Spec.Unschedulable
+			for _, e := range f.events() {
+				got.events = append(got.events, strings.Join(strings.Fields(e)[:2], " "))
+			}
+			for key, n := range counted(t, f.r.evacuations) {
+				if n != 1 || got.counted != "" {
+					t.Errorf("counted %s %v times, besides %q", key, n, got.counted)
+				}
+				got.counted = key
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// counted returns the samples of an evacuations counter by
+// "policy/outcome".
+func counted(t *testing.T, c *prometheus.CounterVec) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, family := range families {
+		for _, m := range family.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			out[labels["policy"]+"/"+labels["outcome"]] = m.GetCounter().GetValue()
+		}
+	}
+	return out
 }

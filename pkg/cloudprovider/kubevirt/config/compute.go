@@ -41,6 +41,7 @@ func (rs *resolution) virtualMachine(s *Settings, vm *VirtualMachine) {
 	}
 	rs.networkMultiQueue(s, p, vm)
 	rs.evictionStrategy(s, p.Child("evictionStrategy"), vm.EvictionStrategy)
+	rs.evacuationPolicy(s, p.Child("evacuationPolicy"), vm)
 	rs.networks(s, p.Child("networks"), vm.Networks)
 	rs.tuning(s, p.Child("tuning"), vm.Tuning)
 }

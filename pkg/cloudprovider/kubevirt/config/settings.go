@@ -56,6 +56,9 @@ type Settings struct {
 	EvictionStrategy  kubevirtcorev1.EvictionStrategy
 	Networks          []NetworkRef
 
+	// EvacuationPolicy is "" unless the spec sets one.
+	EvacuationPolicy EvacuationPolicy
+
 	Affinity                  AffinitySettings
 	TopologySpreadConstraints []TopologySpread
 	// NodeSelector and Tolerations go to the VMI template as they are.

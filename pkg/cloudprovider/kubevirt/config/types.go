@@ -48,6 +48,9 @@ type VirtualMachine struct {
 	ProviderNetwork         *ProviderNetwork                  `json:"providerNetwork,omitempty"`
 	EnableNetworkMultiQueue providerconfig.ConfigVarBool      `json:"enableNetworkMultiQueue,omitempty"`
 	EvictionStrategy        string                            `json:"evictionStrategy,omitempty"`
+	// EvacuationPolicy is restart, liveMigrate or replace; unset, the
+	// VMI's disks choose. Additive.
+	EvacuationPolicy string `json:"evacuationPolicy,omitempty"`
 
 	// Networks lists Multus networks by NetworkAttachmentDefinition
 	// reference. Additive.

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"strings"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
+
 	"k8c.io/machine-controller/sdk/providerconfig"
 )
 
@@ -147,6 +149,9 @@ func templateAnnotations(in Input) map[string]string {
 	annotations[AnnotationOVNLiveMigration] = "true"
 	if s.OVNSubnet != "" {
 		annotations[AnnotationOVNLogicalSwitch] = s.OVNSubnet
+	}
+	if s.EvacuationPolicy != "" {
+		annotations[config.AnnotationEvacuationPolicy] = string(s.EvacuationPolicy)
 	}
 	if s.OperatingSystem == providerconfig.OperatingSystemFlatcar {
 		annotations[AnnotationIgnitionData] = in.UserData

@@ -150,6 +150,7 @@ func (o RunOptions) Run(ctx context.Context) error {
 	})
 	opts.Provider = m.InstrumentProvider(provider)
 	opts.TemplateRevision, opts.RevisionObjects = provider.TemplateRevision, kubevirt.RevisionObjects()
+	opts.Capacity = provider
 	if err := Add(mgr, opts); err != nil {
 		return err
 	}

@@ -61,6 +61,10 @@ type Options struct {
 	// namespace when InfraConfig is set and the API server serves them.
 	TemplateRevision machinedeployment.TemplateRevisionFunc
 	RevisionObjects  []ctrlruntimeclient.Object
+	// Capacity keeps the cluster autoscaler's capacity annotations on
+	// MachineDeployments (see machinedeployment.Options); its
+	// CapacityObjects are watched like RevisionObjects.
+	Capacity cloudprovider.CapacityProvider
 	// InfraNodeLabels names the ConfigMap listing the infra node labels to
 	// copy to Nodes (see machine.Options.InfraNodeLabels); off when empty.
 	InfraNodeLabels types.NamespacedName
@@ -73,7 +77,7 @@ func Add(mgr ctrl.Manager, opts Options) error {
 	mopts := machine.Options{Provider: opts.Provider, Log: opts.Log, Queue: q, DrainTimeout: opts.DrainTimeout,
 		JoinTimeout: opts.JoinTimeout, StoppedGrace: opts.StoppedGrace, Name: opts.Name, InfraNodeLabels: opts.InfraNodeLabels,
 	}
-	mdopts := machinedeployment.Options{Queue: q, TemplateRevision: opts.TemplateRevision}
+	mdopts := machinedeployment.Options{Queue: q, TemplateRevision: opts.TemplateRevision, Capacity: opts.Capacity}
 	if opts.InfraConfig != nil {
 		infraCluster, err := NewInfraCluster(opts.InfraConfig, opts.InfraNamespace)
 		if err != nil {
@@ -86,8 +90,8 @@ func Add(mgr ctrl.Manager, opts Options) error {
 			return fmt.Errorf("failed to add the infra readiness check: %w", err)
 		}
 		mopts.Infra, mopts.InfraNamespace = infraCluster, opts.InfraNamespace
-		if opts.TemplateRevision != nil {
-			mdopts.Infra, mdopts.RevisionObjects = infraCluster, served(infraCluster, opts.RevisionObjects, opts.Log)
+		if watched := mdWatched(opts); len(watched) > 0 {
+			mdopts.Infra, mdopts.RevisionObjects = infraCluster, served(infraCluster, watched, opts.Log)
 		}
 	}
 	if err := machine.Add(mgr, mopts); err != nil {
@@ -100,6 +104,19 @@ func Add(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("failed to add the MachineDeployment controller: %w", err)
 	}
 	return nil
+}
+
+// mdWatched returns the infra kinds whose changes reconcile every
+// MachineDeployment: those TemplateRevision and Capacity read.
+func mdWatched(opts Options) []ctrlruntimeclient.Object {
+	var out []ctrlruntimeclient.Object
+	if opts.TemplateRevision != nil {
+		out = append(out, opts.RevisionObjects...)
+	}
+	if opts.Capacity != nil {
+		out = append(out, opts.Capacity.CapacityObjects()...)
+	}
+	return out
 }
 
 // NewInfraCluster returns a cluster whose cache holds the KubeVirt and CDI

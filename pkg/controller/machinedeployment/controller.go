@@ -9,6 +9,7 @@ import (
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/ownership"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 
@@ -40,9 +41,12 @@ type Options struct {
 	// TemplateRevision, when set, gives the revision of what a template
 	// depends on in the infra cluster (see AnnotationInfraRevision).
 	TemplateRevision TemplateRevisionFunc
+	// Capacity, when set, tells the capacity of a template's Nodes, kept
+	// in the cluster autoscaler's annotations (see AnnotationCapacityCPU).
+	Capacity cloudprovider.CapacityProvider
 	// Infra and RevisionObjects, when set, are the infra cluster and the
-	// kinds TemplateRevision reads: a creation, deletion or generation
-	// change of one of them reconciles every MachineDeployment.
+	// kinds TemplateRevision and Capacity read: a creation, deletion or
+	// generation change of one of them reconciles every MachineDeployment.
 	Infra           cluster.Cluster
 	RevisionObjects []ctrlruntimeclient.Object
 }
@@ -54,12 +58,13 @@ type reconciler struct {
 	pending          *pending
 	now              func() time.Time
 	templateRevision TemplateRevisionFunc
+	capacity         cloudprovider.CapacityProvider
 }
 
 // Add registers the MachineDeployment controller with mgr.
 func Add(mgr ctrl.Manager, opts Options) error {
 	r := newReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName))
-	r.templateRevision = opts.TemplateRevision
+	r.templateRevision, r.capacity = opts.TemplateRevision, opts.Capacity
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&clusterv1alpha1.MachineDeployment{}).

@@ -133,23 +133,44 @@ func waitFor(t *testing.T, what string, cond func() (bool, error)) {
 // the test ends.
 func startController(t *testing.T, env *envtest.Env) {
 	t.Helper()
+	mgr := newTestManager(t, env)
+	provider := newTestProvider(t, mgr)
+	startManager(t, mgr, Options{TemplateRevision: provider.TemplateRevision})
+}
+
+// newTestManager returns a manager of env without metrics.
+func newTestManager(t *testing.T, env *envtest.Env) ctrl.Manager {
+	t.Helper()
 	ctrl.SetLogger(logr.Discard())
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return mgr
+}
+
+// newTestProvider returns a KubeVirt provider resolving references with
+// mgr's client.
+func newTestProvider(t *testing.T, mgr ctrl.Manager) *kubevirt.Provider {
+	t.Helper()
 	clients, err := infra.NewClients(infra.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(clients.Stop)
-	provider := kubevirt.New(kubevirt.Options{Clients: clients, Client: mgr.GetClient(), Getenv: func(string) string { return "" }})
-	q := queue.Options{SkipNameValidation: true}
-	if err := Add(mgr, Options{Queue: q, TemplateRevision: provider.TemplateRevision}); err != nil {
+	return kubevirt.New(kubevirt.Options{Clients: clients, Client: mgr.GetClient(), Getenv: func(string) string { return "" }})
+}
+
+// startManager runs the MachineDeployment controller with opts, and the
+// MachineSet controller, in mgr until the test ends.
+func startManager(t *testing.T, mgr ctrl.Manager, opts Options) {
+	t.Helper()
+	opts.Queue = queue.Options{SkipNameValidation: true}
+	if err := Add(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
 	// A rollout step waits for its MachineSets' controller to report.
-	if err := machineset.Add(mgr, machineset.Options{Queue: q}); err != nil {
+	if err := machineset.Add(mgr, machineset.Options{Queue: opts.Queue}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())

@@ -126,9 +126,9 @@ func deadlineIn(md *clusterv1alpha1.MachineDeployment, since, now time.Time) tim
 	return max(left, time.Second)
 }
 
-// updateStatus writes the status counts and the revision, progress and
-// error annotations (invalid: see noteError) when they changed. It asks to
-// be called again when the progress deadline passes.
+// updateStatus writes the status counts and the revision, progress,
+// error (invalid: see noteError) and capacity annotations when they
+// changed. It asks to be called again when the progress deadline passes.
 func (r *reconciler) updateStatus(ctx context.Context, md *clusterv1alpha1.MachineDeployment, newSet *clusterv1alpha1.MachineSet,
 	olds []*clusterv1alpha1.MachineSet, created bool, invalid error,
 ) (reconcile.Result, error) {
@@ -149,6 +149,7 @@ func (r *reconciler) updateStatus(ctx context.Context, md *clusterv1alpha1.Machi
 	}
 	annotations[AnnotationProgress] = next.reason
 	r.noteError(md, annotations, invalid)
+	r.noteCapacity(ctx, md, annotations)
 	annotations[AnnotationProgressTime] = next.since.UTC().Format(time.RFC3339)
 	if !maps.Equal(annotations, md.Annotations) {
 		md.Annotations = annotations

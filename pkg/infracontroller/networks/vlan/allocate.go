@@ -75,7 +75,14 @@ func (r *Reconciler) claim(ctx context.Context, tc *infrav1alpha1.TenantCluster,
 		}
 	}
 	if len(mine) > 0 {
-		return outcome{id: pick(mine, preferred).id}, nil
+		kept := pick(mine, preferred)
+		if len(mine) > 1 {
+			// Claims are made one at a time per TenantCluster after a
+			// live read, so only a copied Lease gets here; it is left for
+			// the operator, not guessed away.
+			log.FromContext(ctx).Error(errors.New("several VLAN claims"), "Keeping one VLAN claim of several", "vlan", kept.id, "claims", len(mine))
+		}
+		return outcome{id: kept.id}, nil
 	}
 	var all coordinationv1.LeaseList
 	if err := r.Reader.List(ctx, &all, ctrlruntimeclient.InNamespace(r.Options.ClaimNamespace)); err != nil {

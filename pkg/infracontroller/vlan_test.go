@@ -90,6 +90,9 @@ func TestTenantVLANs(t *testing.T) {
 	t.Run("an id is kept while a VM of a deleted tenant cluster still uses it, then reused", func(t *testing.T) {
 		checkKeptWhileUsed(t, c, claims, "vt1", ids["vt1"])
 	})
+	t.Run("an id is kept while the namespace of a deleted tenant cluster terminates", func(t *testing.T) {
+		checkKeptWhileTerminating(t, c, claims, "vt3", ids["vt3"])
+	})
 	t.Run("the id of a deleted tenant cluster is released with its namespace and reused", func(t *testing.T) {
 		deleteTenantCluster(t, c, "vt2")
 		eventually(t, time.Minute, func() error { return claimAbsent(ctx, c, claims, ids["vt2"]) })
@@ -225,21 +228,7 @@ func checkKeptWhileUsed(t *testing.T, c ctrlruntimeclient.Client, claims, name s
 	}
 	deleteTenantCluster(t, c, name)
 	eventually(t, wait, func() error { return wantReason(ctx, c, name, infrav1alpha1.ReasonDeletingVirtualMachines) })
-	var tc infrav1alpha1.TenantCluster
-	if err := c.Get(ctx, types.NamespacedName{Name: name}, &tc); err != nil {
-		t.Fatal(err)
-	}
-	tc.Finalizers = nil
-	if err := c.Update(ctx, &tc); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, wait, func() error {
-		err := c.Get(ctx, types.NamespacedName{Name: name}, &infrav1alpha1.TenantCluster{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("TenantCluster %s still there (get: %w)", name, err)
-	})
+	dropFinalizers(t, c, name)
 	// Two release rechecks.
 	never(t, 2*vlan.DefaultReleaseRecheck+time.Second, func() error {
 		if err := c.Get(ctx, types.NamespacedName{Namespace: claims, Name: "tenant-vlan-" + strconv.Itoa(id)}, &coordinationv1.Lease{}); err != nil {
@@ -256,6 +245,59 @@ func checkKeptWhileUsed(t *testing.T, c ctrlruntimeclient.Client, claims, name s
 	}
 	eventually(t, wait, func() error { return absentNAD(ctx, c, "cluster-"+name, vlan.DefaultNetworkName) })
 	eventually(t, wait, func() error { return wantVLAN(ctx, c, "late", id) })
+}
+
+// checkKeptWhileTerminating holds the namespace of TenantCluster name in
+// Terminating with a finalizer, deletes the TenantCluster and drops its
+// finalizer by hand once it waits for the namespace, and checks that the
+// id stays claimed until the namespace is gone.
+func checkKeptWhileTerminating(t *testing.T, c ctrlruntimeclient.Client, claims, name string, id int) {
+	t.Helper()
+	ctx := t.Context()
+	ns := &corev1.Namespace{}
+	if err := c.Get(ctx, types.NamespacedName{Name: "cluster-" + name}, ns); err != nil {
+		t.Fatal(err)
+	}
+	ns.Finalizers = append(ns.Finalizers, holdFinalizer)
+	if err := c.Update(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	deleteTenantCluster(t, c, name)
+	eventually(t, time.Minute, func() error { return wantReason(ctx, c, name, infrav1alpha1.ReasonDeletingNamespace) })
+	dropFinalizers(t, c, name)
+	never(t, 2*vlan.DefaultReleaseRecheck+time.Second, func() error {
+		return c.Get(ctx, types.NamespacedName{Namespace: claims, Name: "tenant-vlan-" + strconv.Itoa(id)}, &coordinationv1.Lease{})
+	})
+	if err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(ns), ns); err != nil {
+		t.Fatal(err)
+	}
+	ns.Finalizers = nil
+	if err := c.Update(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, func() error { return claimAbsent(ctx, c, claims, id) })
+}
+
+// dropFinalizers removes the finalizers of TenantCluster name and waits
+// until it is gone.
+func dropFinalizers(t *testing.T, c ctrlruntimeclient.Client, name string) {
+	t.Helper()
+	ctx := t.Context()
+	var tc infrav1alpha1.TenantCluster
+	if err := c.Get(ctx, types.NamespacedName{Name: name}, &tc); err != nil {
+		t.Fatal(err)
+	}
+	tc.Finalizers = nil
+	if err := c.Update(ctx, &tc); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, wait, func() error {
+		err := c.Get(ctx, types.NamespacedName{Name: name}, &infrav1alpha1.TenantCluster{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("TenantCluster %s still there (get: %w)", name, err)
+	})
 }
 
 // deleteTenantCluster deletes TenantCluster name.

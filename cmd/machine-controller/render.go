@@ -22,7 +22,8 @@ func newRenderCmd(in io.Reader, out, errOut io.Writer) *cobra.Command {
 		Short: "Print the VirtualMachine and Secret that one Machine of each input object would get",
 		Long: `render reads Machines, MachineSets or MachineDeployments (multi-document YAML or JSON, Lists of them as
 kubectl get -o yaml|json prints them; "-" reads stdin) and prints, for each, the objects that one Machine of it would get on the infra cluster: the VirtualMachine
-(with its DataVolumeTemplates) first, then the cloud-init Secret with placeholder user data. The Machine is
+(with its DataVolumeTemplates) first, then the cloud-init Secret with placeholder user data, then the SSH
+Service when the spec sets virtualMachine.sshService. The Machine is
 named after the input object. Without --infra-kubeconfig no cluster is contacted and facts that live on the
 infra cluster (storage profiles, instancetype kinds, zone usage) take their defaults.
 

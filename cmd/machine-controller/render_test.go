@@ -78,6 +78,7 @@ func TestRender(t *testing.T) {
 		// The VM patch hatch: applied to the rendered VM, refused when it
 		// touches what the provider relies on.
 		{name: "vm-patch", args: []string{"render", "-f", "testdata/vm-patch.yaml"}},
+		{name: "ssh-service", args: []string{"render", "-f", "testdata/ssh-service.yaml"}},
 		{name: "vm-patch-renamed", args: []string{"render", "-f", "testdata/vm-patch-renamed.yaml"}, wantErr: "annotation kkp-kubevirt.io/vm-patch: must not change metadata.name"},
 	}
 	for _, tc := range cases {

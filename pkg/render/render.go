@@ -75,6 +75,9 @@ func (o *Options) Run(ctx context.Context) error {
 			return fmt.Errorf("%s: %s: %w", src.where, src.ref, err)
 		}
 		objs = append(objs, rendered.VirtualMachine, rendered.UserDataSecret)
+		if rendered.SSHService != nil {
+			objs = append(objs, rendered.SSHService)
+		}
 	}
 	return o.print(objs)
 }

@@ -22,40 +22,41 @@ import (
 
 // Cleanup implements cloudprovider.Provider. It deletes the VirtualMachine
 // (in the background: the infra garbage collector then deletes its VMI and
-// DataVolumes) and the user data Secret, and reports done only once the VM,
-// the Secret and every DataVolume of the VM are gone. Deletions are issued
-// only for objects not yet being deleted, so repeated calls cost no request
-// while the garbage collector works.
+// DataVolumes), the user data Secret and the SSH Service (when the spec asks
+// for one), and reports done only once the VM, the Secret, the Service and
+// every DataVolume of the VM are gone. Deletions are issued only for objects
+// not yet being deleted, so repeated calls cost no request while the garbage
+// collector works.
 func (p *Provider) Cleanup(ctx context.Context, _ *zap.SugaredLogger, machine *clusterv1alpha1.Machine, data *cloudprovider.ProviderData) (bool, error) {
 	t, err := p.prepare(ctx, machine.Spec, userClientOf(data))
 	if err != nil {
 		return false, err
 	}
-	return cleanupInstance(ctx, t.infra, machine.Name)
+	return cleanupInstance(ctx, t.infra, machine.Name, t.settings.SSHService != nil)
 }
 
-// cleanupInstance is one pass of Cleanup on the infra cluster.
-func cleanupInstance(ctx context.Context, c *infra.Client, name string) (bool, error) {
+// cleanupInstance is one pass of Cleanup on the infra cluster. sshService
+// tells whether the VM has an SSH Service to delete.
+func cleanupInstance(ctx context.Context, c *infra.Client, name string, sshService bool) (bool, error) {
 	key := ctrlruntimeclient.ObjectKey{Namespace: c.Namespace, Name: name}
 	v := &kubevirtcorev1.VirtualMachine{}
 	vmState, err := deleteIfPresent(ctx, c, key, v, ctrlruntimeclient.PropagationPolicy(metav1.DeletePropagationBackground))
 	if err != nil {
 		return false, err
 	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: vm.UserDataSecretName(name)}}
-	secretState, err := deleteIfPresent(ctx, c, ctrlruntimeclient.ObjectKeyFromObject(secret), secret)
-	if err != nil {
-		return false, err
+	companions := []ctrlruntimeclient.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: vm.UserDataSecretName(name)}},
 	}
-	if vmState == deleteSent && secretState == notCached {
-		// The Secret is created before its VM, but the two informers are
-		// independent: a cache that shows the VM may not show the Secret
-		// yet. The pass that deletes the VM therefore deletes the Secret
-		// without asking the cache; later passes trust it again.
-		if err := c.Writer.Delete(ctx, secret); err != nil && !apierrors.IsNotFound(err) {
-			return false, fmt.Errorf("failed to delete Secret %s: %w", ctrlruntimeclient.ObjectKeyFromObject(secret), err)
+	if sshService {
+		companions = append(companions, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: vm.SSHServiceName(name)}})
+	}
+	companionsGone := true
+	for _, obj := range companions {
+		gone, err := deleteCompanion(ctx, c, obj, vmState)
+		if err != nil {
+			return false, err
 		}
-		secretState = deleteSent
+		companionsGone = companionsGone && gone
 	}
 	var templates []string
 	if vmState != notCached {
@@ -67,7 +68,28 @@ func cleanupInstance(ctx context.Context, c *infra.Client, name string) (bool, e
 	if err != nil {
 		return false, err
 	}
-	return vmState == notCached && secretState == notCached && dataVolumes == 0, nil
+	return vmState == notCached && companionsGone && dataVolumes == 0, nil
+}
+
+// deleteCompanion deletes an object created before the VM (the user data
+// Secret, the SSH Service) and reports whether the cache shows it gone.
+// Such an object is created before its VM, but the informers are
+// independent: a cache that shows the VM may not show the object yet. The
+// pass that deletes the VM (vmState deleteSent) therefore deletes the
+// object without asking the cache; later passes trust it again.
+func deleteCompanion(ctx context.Context, c *infra.Client, obj ctrlruntimeclient.Object, vmState deletion) (bool, error) {
+	key := ctrlruntimeclient.ObjectKeyFromObject(obj)
+	state, err := deleteIfPresent(ctx, c, key, obj)
+	if err != nil {
+		return false, err
+	}
+	if vmState == deleteSent && state == notCached {
+		if err := c.Writer.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("failed to delete %T %s: %w", obj, key, err)
+		}
+		return false, nil
+	}
+	return state == notCached, nil
 }
 
 // deletion is what deleteIfPresent found and did.

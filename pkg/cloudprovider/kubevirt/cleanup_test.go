@@ -181,7 +181,7 @@ func TestCleanupDeletesSecretTheCacheMissed(t *testing.T) {
 	lagging := &infra.Client{Namespace: c.Namespace, Reader: secretBlindReader{c.Reader}, Writer: c.Writer}
 
 	f.counter.Reset()
-	if done, err := cleanupInstance(ctx, lagging, m.Name); err != nil || done {
+	if done, err := cleanupInstance(ctx, lagging, m.Name, false); err != nil || done {
 		t.Fatalf("first pass: got done=%v, %v; want not done", done, err)
 	}
 	if err := f.env.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(secret), secret); !apierrors.IsNotFound(err) {
@@ -196,7 +196,7 @@ func TestCleanupDeletesSecretTheCacheMissed(t *testing.T) {
 	}
 	f.waitForCache(t, v, false)
 	f.counter.Reset()
-	if done, err := cleanupInstance(ctx, lagging, m.Name); err != nil || !done {
+	if done, err := cleanupInstance(ctx, lagging, m.Name, false); err != nil || !done {
 		t.Errorf("pass after the VM went: got done=%v, %v; want done", done, err)
 	}
 	if got := f.counter.Counts(); len(got) != 0 {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
 
 	"go.uber.org/zap"
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
@@ -25,8 +24,10 @@ import (
 
 // Create implements cloudprovider.Provider. It finds or creates the
 // namespace's cache DataVolume of a pre-allocated http image, writes the
-// user data Secret, then the VirtualMachine, then makes the VM the Secret's owner, so
-// a VM never exists without the Secret it boots from. Each step finds what
+// user data Secret and the SSH Service (when the spec asks for one), then
+// the VirtualMachine, then makes the VM their owner, so a VM never exists
+// without the Secret it boots from, nor without its SSH Service: the
+// controller calls Create only while no VM exists. Each step finds what
 // an earlier, interrupted call left behind: calling Create again completes
 // the instance and creates nothing twice.
 func (p *Provider) Create(ctx context.Context, _ *zap.SugaredLogger, machine *clusterv1alpha1.Machine, data *cloudprovider.ProviderData, userdata string) (cloudprovider.Instance, error) {
@@ -74,12 +75,22 @@ func (p *Provider) Create(ctx context.Context, _ *zap.SugaredLogger, machine *cl
 	if err != nil {
 		return nil, err
 	}
+	owned := []ctrlruntimeclient.Object{secret}
+	if objs.SSHService != nil {
+		svc, err := ensureSSHService(ctx, t.infra, objs.SSHService)
+		if err != nil {
+			return nil, err
+		}
+		owned = append(owned, svc)
+	}
 	v, err := ensureVM(ctx, t.infra, objs.VirtualMachine)
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureOwner(ctx, t.infra, secret, v); err != nil {
-		return nil, err
+	for _, obj := range owned {
+		if err := ensureOwner(ctx, t.infra, obj, v); err != nil {
+			return nil, err
+		}
 	}
 	return instanceOf(ctx, t.infra, v)
 }
@@ -96,10 +107,7 @@ func ensureSecret(ctx context.Context, c *infra.Client, desired *corev1.Secret) 
 	}
 	current.Data = desired.Data
 	current.Type = desired.Type
-	if current.Labels == nil {
-		current.Labels = map[string]string{}
-	}
-	maps.Copy(current.Labels, desired.Labels)
+	current.Labels = mergedMap(current.Labels, desired.Labels)
 	if err := c.Writer.Update(ctx, current); err != nil {
 		return nil, fmt.Errorf("failed to update Secret %s: %w", ctrlruntimeclient.ObjectKeyFromObject(current), err)
 	}
@@ -109,15 +117,8 @@ func ensureSecret(ctx context.Context, c *infra.Client, desired *corev1.Secret) 
 // secretUpToDate reports whether current has the desired data, type and
 // labels (other labels may be present).
 func secretUpToDate(current, desired *corev1.Secret) bool {
-	if current.Type != desired.Type || !apiequality.Semantic.DeepEqual(current.Data, desired.Data) {
-		return false
-	}
-	for k, v := range desired.Labels {
-		if got, ok := current.Labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
+	return current.Type == desired.Type && apiequality.Semantic.DeepEqual(current.Data, desired.Data) &&
+		containsAll(current.Labels, desired.Labels)
 }
 
 // ensureVM creates the VirtualMachine unless it exists. An existing VM is
@@ -158,20 +159,21 @@ func getOrCreate[T any, PT interface {
 	return current, nil
 }
 
-// ensureOwner makes the VM an owner of the Secret, so the infra garbage
-// collector deletes the Secret with the VM, replacing a reference to an
-// earlier VM of the same name. The reference neither claims control nor
-// blocks the VM's deletion, which would need the right to update the VM's
-// finalizers.
-func ensureOwner(ctx context.Context, c *infra.Client, secret *corev1.Secret, v *kubevirtcorev1.VirtualMachine) error {
+// ensureOwner makes the VM an owner of obj (the user data Secret or the SSH
+// Service), so the infra garbage collector deletes obj with the VM,
+// replacing a reference to an earlier VM of the same name. The reference
+// neither claims control nor blocks the VM's deletion, which would need the
+// right to update the VM's finalizers.
+func ensureOwner(ctx context.Context, c *infra.Client, obj ctrlruntimeclient.Object, v *kubevirtcorev1.VirtualMachine) error {
 	want := metav1.OwnerReference{
 		APIVersion: kubevirtcorev1.SchemeGroupVersion.String(),
 		Kind:       "VirtualMachine",
 		Name:       v.Name,
 		UID:        v.UID,
 	}
-	refs := make([]metav1.OwnerReference, 0, len(secret.OwnerReferences)+1)
-	for _, ref := range secret.OwnerReferences {
+	current := obj.GetOwnerReferences()
+	refs := make([]metav1.OwnerReference, 0, len(current)+1)
+	for _, ref := range current {
 		if ref.UID == want.UID {
 			return nil
 		}
@@ -179,10 +181,10 @@ func ensureOwner(ctx context.Context, c *infra.Client, secret *corev1.Secret, v 
 			refs = append(refs, ref)
 		}
 	}
-	patch := ctrlruntimeclient.MergeFrom(secret.DeepCopy())
-	secret.OwnerReferences = append(refs, want)
-	if err := c.Writer.Patch(ctx, secret, patch); err != nil {
-		return fmt.Errorf("failed to set the owner of Secret %s/%s: %w", secret.Namespace, secret.Name, err)
+	patch := ctrlruntimeclient.MergeFrom(obj.DeepCopyObject().(ctrlruntimeclient.Object))
+	obj.SetOwnerReferences(append(refs, want))
+	if err := c.Writer.Patch(ctx, obj, patch); err != nil {
+		return fmt.Errorf("failed to set the owner of %T %s: %w", obj, ctrlruntimeclient.ObjectKeyFromObject(obj), err)
 	}
 	return nil
 }

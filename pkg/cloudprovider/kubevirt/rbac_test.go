@@ -62,6 +62,7 @@ cloudProviderSpec:
     instancetype: {name: `+f.namespace+`-cluster-type}
     preference: {name: ns-pref}
     networks: [{name: storage-net}]
+    sshService: {type: NodePort}
     template:
       primaryDisk:
         storageAccessType: null

@@ -44,6 +44,7 @@ func (rs *resolution) virtualMachine(s *Settings, vm *VirtualMachine) {
 	rs.evacuationPolicy(s, p.Child("evacuationPolicy"), vm)
 	rs.networks(s, p.Child("networks"), vm.Networks)
 	rs.tuning(s, p.Child("tuning"), vm.Tuning)
+	rs.sshService(s, p.Child("sshService"), vm.SSHService)
 }
 
 // flavor resolves the VirtualMachineInstancePreset name; the profile is

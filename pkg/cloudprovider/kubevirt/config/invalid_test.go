@@ -36,7 +36,7 @@ func TestLoadInvalid(t *testing.T) {
 	var cases []invalidCase
 	for _, group := range []func(testing.TB) []invalidCase{
 		parseCases, kubeconfigCases, identityCases, computeCases, diskCases,
-		networkCases, schedulingCases, tuningCases, legacyCases,
+		networkCases, schedulingCases, tuningCases, legacyCases, sshServiceCases,
 	} {
 		cases = append(cases, group(t)...)
 	}

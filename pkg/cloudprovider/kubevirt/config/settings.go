@@ -67,6 +67,9 @@ type Settings struct {
 
 	Tuning TuningSettings
 
+	// SSHService is nil unless each VM's SSH port is exposed.
+	SSHService *SSHServiceSettings
+
 	// Warnings describe input that was accepted but converted or ignored,
 	// including the warnings of Parse.
 	Warnings []string
@@ -215,4 +218,17 @@ type TuningSettings struct {
 	BlockMultiQueue         *bool
 	// IOThreadsPolicy is "" when unset.
 	IOThreadsPolicy kubevirtcorev1.IOThreadsPolicy
+}
+
+// SSHServiceSettings is the resolved virtualMachine.sshService.
+type SSHServiceSettings struct {
+	// Type is corev1.ServiceTypeNodePort or corev1.ServiceTypeLoadBalancer.
+	Type       corev1.ServiceType
+	Port       int32
+	TargetPort int32
+	// ExternalTrafficPolicy is Cluster (the default) or Local.
+	ExternalTrafficPolicy corev1.ServiceExternalTrafficPolicy
+	// LoadBalancerSourceRanges are CIDRs, only for LoadBalancer.
+	LoadBalancerSourceRanges []string
+	Annotations              map[string]string
 }

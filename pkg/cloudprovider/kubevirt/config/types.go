@@ -64,6 +64,30 @@ type VirtualMachine struct {
 	// Tolerations let the VM run on tainted (dedicated) infra nodes.
 	// Additive.
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// SSHService exposes the SSH port of each VM through a Service of its
+	// own in the infra namespace. Additive.
+	SSHService *SSHService `json:"sshService,omitempty"`
+}
+
+// SSHService asks for one Service per VM that forwards a port to the
+// guest's SSH daemon. Additive.
+type SSHService struct {
+	// Type is the Service type: NodePort or LoadBalancer.
+	Type string `json:"type"`
+	// Port is the Service port, 22 by default.
+	Port int32 `json:"port,omitempty"`
+	// TargetPort is the port sshd listens on in the guest, 22 by default.
+	TargetPort int32 `json:"targetPort,omitempty"`
+	// ExternalTrafficPolicy is Cluster (the default, as in Kubernetes) or
+	// Local, which keeps the client address visible to NetworkPolicies and
+	// sshd.
+	ExternalTrafficPolicy string `json:"externalTrafficPolicy,omitempty"`
+	// LoadBalancerSourceRanges restricts the clients of a LoadBalancer
+	// Service to these CIDRs; only with type LoadBalancer.
+	LoadBalancerSourceRanges []string `json:"loadBalancerSourceRanges,omitempty"`
+	// Annotations go on the Service, e.g. to choose a load balancer's
+	// address pool.
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // Flavor references a VirtualMachineInstancePreset.

@@ -44,7 +44,7 @@ func baseSettings(t testing.TB) *Settings {
 
 func TestLoadValid(t *testing.T) {
 	var cases []validCase
-	for _, group := range []func(testing.TB) []validCase{seedCases, featureCases, resolutionCases} {
+	for _, group := range []func(testing.TB) []validCase{seedCases, featureCases, resolutionCases, sshServiceValidCases} {
 		cases = append(cases, group(t)...)
 	}
 	for _, tc := range cases {

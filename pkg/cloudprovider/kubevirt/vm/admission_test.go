@@ -7,8 +7,8 @@ import (
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
-	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
-
+	corev1 "k8s.io/api/core/v1"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
 
@@ -17,9 +17,10 @@ import (
 // webhooks, with the feature gates and configuration of the KubeVirt CR
 // kubevirt-installer renders) as a server-side dry run, after creating the
 // instancetypes and preferences it references. A refusal fails the test
-// with KubeVirt's message.
+// with KubeVirt's message. A golden SSH Service goes through the API
+// server's validation the same way.
 func TestGoldenVMsPassKubeVirtAdmission(t *testing.T) {
-	env := envtest.Start(t, envtest.WithKubeVirt())
+	env := kubeVirtEnv(t)
 	goldens, err := filepath.Glob(filepath.Join(goldenDir, "*.yaml"))
 	if err != nil || len(goldens) == 0 {
 		t.Fatalf("no golden files found: %v", err)
@@ -36,6 +37,15 @@ func TestGoldenVMsPassKubeVirtAdmission(t *testing.T) {
 			}
 			if err := env.AdmitVM(t.Context(), v); err != nil {
 				t.Errorf("KubeVirt refuses the VM: %v", err)
+			}
+			if docs := splitDocuments(data); len(docs) == 3 {
+				svc := &corev1.Service{}
+				if err := yaml.Unmarshal(docs[2], svc); err != nil {
+					t.Fatal(err)
+				}
+				if err := env.Client.Create(t.Context(), svc, ctrlruntimeclient.DryRunAll); err != nil {
+					t.Errorf("the API server refuses the SSH Service: %v", err)
+				}
 			}
 		})
 	}

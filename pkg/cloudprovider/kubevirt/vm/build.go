@@ -23,6 +23,9 @@ type Objects struct {
 	// boots with. It has no owner reference: the provider adds one once the
 	// VirtualMachine exists.
 	UserDataSecret *corev1.Secret
+	// SSHService exposes the VM's SSH port; nil unless the settings ask
+	// for it. It has no owner reference either.
+	SSHService *corev1.Service
 }
 
 const (
@@ -99,6 +102,7 @@ func Build(in Input) (*Objects, error) {
 	return &Objects{
 		VirtualMachine: vm,
 		UserDataSecret: userDataSecret(in),
+		SSHService:     sshService(in),
 	}, nil
 }
 

@@ -186,16 +186,21 @@ func TestBuildIsDeterministic(t *testing.T) {
 	}
 }
 
-// marshalObjects renders the VM and the Secret as one multi-document YAML.
+// marshalObjects renders the VM, the Secret and the SSH Service (when there
+// is one) as one multi-document YAML.
 func marshalObjects(t *testing.T, objs *Objects) []byte {
 	t.Helper()
-	vm, err := yaml.Marshal(objs.VirtualMachine)
-	if err != nil {
-		t.Fatalf("failed to marshal VirtualMachine: %v", err)
+	parts := []any{objs.VirtualMachine, objs.UserDataSecret}
+	if objs.SSHService != nil {
+		parts = append(parts, objs.SSHService)
 	}
-	secret, err := yaml.Marshal(objs.UserDataSecret)
-	if err != nil {
-		t.Fatalf("failed to marshal Secret: %v", err)
+	docs := make([][]byte, 0, len(parts))
+	for _, part := range parts {
+		doc, err := yaml.Marshal(part)
+		if err != nil {
+			t.Fatalf("failed to marshal %T: %v", part, err)
+		}
+		docs = append(docs, doc)
 	}
-	return bytes.Join([][]byte{vm, secret}, []byte("---\n"))
+	return bytes.Join(docs, []byte("---\n"))
 }

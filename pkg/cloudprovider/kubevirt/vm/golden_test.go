@@ -178,8 +178,9 @@ func TestGoldenFilesMatchCases(t *testing.T) {
 	}
 }
 
-// TestGoldenRoundTrip decodes every golden VM and Secret strictly and
-// encodes them again: a misspelled or unknown field fails either step.
+// TestGoldenRoundTrip decodes every golden VM, Secret and SSH Service
+// strictly and encodes them again: a misspelled or unknown field fails
+// either step.
 func TestGoldenRoundTrip(t *testing.T) {
 	goldens, err := filepath.Glob(filepath.Join(goldenDir, "*.yaml"))
 	if err != nil {
@@ -195,11 +196,14 @@ func TestGoldenRoundTrip(t *testing.T) {
 				t.Fatalf("failed to read: %v", err)
 			}
 			docs := splitDocuments(data)
-			if len(docs) != 2 {
-				t.Fatalf("got %d YAML documents, want VirtualMachine and Secret", len(docs))
+			if len(docs) != 2 && len(docs) != 3 {
+				t.Fatalf("got %d YAML documents, want VirtualMachine, Secret and an optional Service", len(docs))
 			}
 			roundTrip(t, docs[0], &kubevirtcorev1.VirtualMachine{})
 			roundTrip(t, docs[1], &corev1.Secret{})
+			if len(docs) == 3 {
+				roundTrip(t, docs[2], &corev1.Service{})
+			}
 		})
 	}
 }
@@ -259,7 +263,8 @@ func yamlNames(t *testing.T, dir string) []string {
 }
 
 // renderCase loads a case through config.Load and Build and returns the
-// golden file content: config warnings as comments, the VM, then the Secret.
+// golden file content: config warnings as comments, the VM, the Secret, then
+// the SSH Service when there is one.
 func renderCase(t *testing.T, name string) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(casesDir, name+".yaml"))

@@ -28,14 +28,15 @@ var liveSpec = strings.Replace(strings.Replace(providerSpec, `"virtualMachine": 
 	`"storageClassName": "standard"`, `"storageClassName": "standard", "storageAccessType": "ReadWriteMany"`, 1)
 
 // testEvacuation drains the infra nodes of two VMs, as kubectl drain does:
-// KubeVirt's eviction admission marks both VMIs for evacuation. The External
-// one gets its guest Node drained and its VMI restarted on another infra
-// node; the LiveMigrate one is live-migrated; a Node a person cordoned stays
-// cordoned.
+// KubeVirt's eviction admission marks both VMIs for evacuation. The one with
+// evacuation policy restart gets its guest Node drained and its VMI
+// restarted on another infra node; the LiveMigrate one (shared disks, no
+// policy) is live-migrated; a Node a person cordoned stays cordoned. Then
+// the other policies (testEvacuationPolicies).
 func (s *suite) testEvacuation(t *testing.T) {
 	ctx := t.Context()
 	c := s.user.Client
-	external := s.createMachineSet(t, "external", providerSpec)
+	external := s.createMachineSet(t, "external", withVM(providerSpec, `"evacuationPolicy": "restart"`))
 	live := s.createMachineSet(t, "live", liveSpec)
 	machines := s.waitForMachines(t, 2)
 	byName := map[string]clusterv1alpha1.Machine{}
@@ -104,6 +105,7 @@ func (s *suite) testEvacuation(t *testing.T) {
 		left := s.leftovers(t)
 		return left == "", left
 	})
+	t.Run("evacuation policies", s.testEvacuationPolicies)
 }
 
 // drain drains the infra node a Machine's VMI runs on and returns it.

@@ -56,6 +56,8 @@ func (h *virtHandler) Reconcile(ctx context.Context, req reconcile.Request) (rec
 		h.migrateIn(vmi)
 	case vmi.Status.NodeName != h.node || vmi.IsFinal():
 		return reconcile.Result{}, nil
+	case failsMigration(vmi, h.node):
+		failMigration(vmi)
 	case migrationSource(vmi, h.node) && ms.TargetNodeAddress != "" && ms.StartTimestamp == nil:
 		ms.StartTimestamp, ms.Mode = ptrNow(), kubevirtcorev1.MigrationPreCopy
 	case vmi.DeletionTimestamp != nil:

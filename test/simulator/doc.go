@@ -25,7 +25,8 @@
 //   - virt-handler, per node as that node's virt-handler identity: guests
 //     boot (Running after StartDelay, with addresses and LiveMigratable from
 //     their volumes), crash (StopVMI), shut down on deletion, and live
-//     migrations run their handler steps on source and target;
+//     migrations run their handler steps on source and target, or fail
+//     (FailMigrations);
 //   - the guests' kubelets in the user cluster (Options.UserClient): a Ready
 //     Node per running guest, removed when its VM goes.
 //

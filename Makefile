@@ -67,7 +67,7 @@ fuzz: ## Fuzz every parser of user input for FUZZTIME each (providerSpec, image,
 	$(GO) test -run '^$$' -fuzz '^FuzzAdmissionReview$$' -fuzztime $(FUZZTIME) ./pkg/webhook
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate the controllers' RBAC into their charts from the +kubebuilder:rbac markers; generate the cluster.k8s.io CRDs from the SDK types; generate the TenantCluster deepcopy and CRD; take the KubeVirt and CDI CRDs and operator RBAC from their own generators.
+generate: $(CONTROLLER_GEN) ## Generate the controllers' RBAC into their charts from the +kubebuilder:rbac markers; generate the cluster.k8s.io CRDs from the SDK types; generate the TenantCluster deepcopy and CRD; take the KubeVirt and CDI CRDs and operator RBAC from their own generators; copy the snapshot.storage.k8s.io CRDs of external-snapshotter v8.2.0 (the csi-snapshotter image's version) into addons/kubevirt-csi-snapshot-crds.
 	$(CONTROLLER_GEN) rbac:roleName=machine-controller paths=./pkg/controller output:rbac:dir=charts/machine-controller/files/rbac/user
 	$(CONTROLLER_GEN) rbac:roleName=kubevirt-kkp-provider paths=./pkg/cloudprovider/kubevirt/infra output:rbac:dir=charts/machine-controller/files/rbac/infra
 	$(CONTROLLER_GEN) rbac:roleName=machine-controller-webhook paths=./pkg/webhook output:rbac:dir=charts/machine-controller/files/rbac/webhook
@@ -77,6 +77,7 @@ generate: $(CONTROLLER_GEN) ## Generate the controllers' RBAC into their charts 
 	$(CONTROLLER_GEN) object paths=./pkg/apis/...
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:dir=charts/infra-controller/crds
 	cp charts/infra-controller/crds/infra.kkp-kubevirt.io_tenantclusters.yaml test/crds/infra.kkp-kubevirt.io.yaml
+	d="$$($(GO) mod download -json github.com/kubernetes-csi/external-snapshotter/client/v8@v8.2.0 | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')" && for f in volumesnapshotclasses volumesnapshotcontents volumesnapshots; do install -D -m 0644 "$$d/config/crd/snapshot.storage.k8s.io_$$f.yaml" "addons/kubevirt-csi-snapshot-crds/snapshot.storage.k8s.io_$$f.yaml"; done
 	UPSTREAM_BINARIES="$(UPSTREAM_BINARIES)" $(GO) test -count=1 ./test/upstream -update
 
 ##@ Verification
@@ -94,7 +95,7 @@ verify-modules: ## Fail if go.mod/go.sum are not tidy.
 
 .PHONY: verify-gen
 verify-gen: generate ## Fail if make generate changes a tracked file or leaves an untracked one.
-	@out="$$(git status --porcelain -- charts/machine-controller/files charts/machine-controller/crds charts/infra-controller/files charts/infra-controller/crds charts/kubevirt/crds charts/kubevirt/files charts/cdi/crds charts/cdi/files test/crds pkg/apis)"; if [[ -n "$$out" ]]; then echo "generated files are stale, run make generate:"; echo "$$out"; git diff -- charts; exit 1; fi
+	@out="$$(git status --porcelain -- charts/machine-controller/files charts/machine-controller/crds charts/infra-controller/files charts/infra-controller/crds charts/kubevirt/crds charts/kubevirt/files charts/cdi/crds charts/cdi/files test/crds pkg/apis addons/kubevirt-csi-snapshot-crds)"; if [[ -n "$$out" ]]; then echo "generated files are stale, run make generate:"; echo "$$out"; git diff -- charts; exit 1; fi
 
 .PHONY: vet
 vet: ## Run go vet.

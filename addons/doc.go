@@ -24,4 +24,9 @@
 // one per initialized infra class (Params.StorageClasses); the
 // storage-class controller renders it and keeps the result in every tenant
 // cluster.
+//
+// kubevirt-csi-snapshot-crds/ holds the snapshot.storage.k8s.io CRDs,
+// copied unchanged from external-snapshotter by make generate; with
+// snapshots on, the storage-class controller creates the ones a tenant
+// cluster lacks.
 package addons

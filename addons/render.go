@@ -16,7 +16,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
-//go:embed kubevirt-csi/*.yaml kubevirt-csi-controller/*.yaml kubevirt-csi-storageclasses/*.yaml kubevirt-ccm/*.yaml
+//go:embed kubevirt-csi/*.yaml kubevirt-csi-controller/*.yaml kubevirt-csi-storageclasses/*.yaml kubevirt-csi-snapshot-crds/*.yaml kubevirt-ccm/*.yaml
 var files embed.FS
 
 // Addon directories.
@@ -31,6 +31,12 @@ const (
 	// KubeVirtCSIStorageClasses is the directory of the tenant cluster's
 	// StorageClasses, rendered from Params.StorageClasses.
 	KubeVirtCSIStorageClasses = "kubevirt-csi-storageclasses"
+	// KubeVirtCSISnapshotCRDs is the directory of the snapshot.storage.k8s.io
+	// CRDs (VolumeSnapshot, VolumeSnapshotContent, VolumeSnapshotClass),
+	// copied unchanged by make generate from external-snapshotter's client
+	// module at the csi-snapshotter image's version. They are plain
+	// manifests, read with Manifests, never rendered.
+	KubeVirtCSISnapshotCRDs = "kubevirt-csi-snapshot-crds"
 )
 
 // Names and labels of the CSI controller's objects on the infra cluster.
@@ -180,14 +186,10 @@ func (p Params) withDefaults() Params {
 // Render renders every manifest of dir (for example KubeVirtCSI) with p and
 // returns the objects in file order, each file's documents in order.
 func Render(dir string, p Params) ([]*unstructured.Unstructured, error) {
-	names, err := fs.Glob(files, path.Join(dir, "*.yaml"))
+	names, err := manifestNames(dir)
 	if err != nil {
-		return nil, fmt.Errorf("failed to list the manifests of %s: %w", dir, err)
+		return nil, err
 	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("no manifests in addon %q", dir)
-	}
-	sort.Strings(names)
 	p = p.withDefaults()
 	var out []*unstructured.Unstructured
 	for _, name := range names {
@@ -198,6 +200,43 @@ func Render(dir string, p Params) ([]*unstructured.Unstructured, error) {
 		out = append(out, objs...)
 	}
 	return out, nil
+}
+
+// Manifests decodes every manifest of dir as it is, without template
+// processing (for KubeVirtCSISnapshotCRDs, copied from upstream), and
+// returns the objects in file order, each file's documents in order.
+func Manifests(dir string) ([]*unstructured.Unstructured, error) {
+	names, err := manifestNames(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, name := range names {
+		f, err := files.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("failed to open manifest %s: %w", name, err)
+		}
+		objs, err := decode(name, f)
+		_ = f.Close()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
+}
+
+// manifestNames returns the sorted manifest files of dir.
+func manifestNames(dir string) ([]string, error) {
+	names, err := fs.Glob(files, path.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("failed to list the manifests of %s: %w", dir, err)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("no manifests in addon %q", dir)
+	}
+	sort.Strings(names)
+	return names, nil
 }
 
 // renderFile executes one template and decodes its YAML documents.
@@ -213,7 +252,13 @@ func renderFile(name string, p Params) ([]*unstructured.Unstructured, error) {
 	if err := tpl.Execute(&buf, p); err != nil {
 		return nil, fmt.Errorf("failed to render manifest %s: %w", name, err)
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(&buf, 4096)
+	return decode(name, &buf)
+}
+
+// decode decodes the YAML documents of manifest name from r; every object
+// must have a kind and a name.
+func decode(name string, r io.Reader) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
 	var out []*unstructured.Unstructured
 	for {
 		u := &unstructured.Unstructured{}

@@ -400,3 +400,28 @@ func TestRenderStorageClasses(t *testing.T) {
 		})
 	}
 }
+
+// TestManifestsSnapshotCRDs reads the copied snapshot CRDs as they are:
+// the three snapshot.storage.k8s.io kinds, none of the group snapshots.
+func TestManifestsSnapshotCRDs(t *testing.T) {
+	objs, err := addons.Manifests(addons.KubeVirtCSISnapshotCRDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range objs {
+		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+		got = append(got, o.GetKind()+"/"+o.GetName()+" "+group)
+	}
+	want := []string{
+		"CustomResourceDefinition/volumesnapshotclasses.snapshot.storage.k8s.io snapshot.storage.k8s.io",
+		"CustomResourceDefinition/volumesnapshotcontents.snapshot.storage.k8s.io snapshot.storage.k8s.io",
+		"CustomResourceDefinition/volumesnapshots.snapshot.storage.k8s.io snapshot.storage.k8s.io",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+	if _, err := addons.Manifests("no-such-addon"); err == nil {
+		t.Error("Manifests of a missing directory: no error")
+	}
+}

@@ -231,7 +231,8 @@ func Setup(mgr ctrl.Manager, o Options) (*Controllers, error) {
 		return nil, err
 	}
 	if !o.DisableStorageClasses {
-		c.StorageClasses = &storageclass.Reconciler{Reader: mgr.GetCache(), Tenants: tenants, Options: o.StorageClasses}
+		c.StorageClasses = &storageclass.Reconciler{Reader: mgr.GetCache(), Tenants: tenants, Options: o.StorageClasses,
+			Events: &tenantcluster.OwnerEvents{Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(storageclass.ControllerName)}}
 		if err := c.StorageClasses.SetupWithManager(mgr); err != nil {
 			return nil, err
 		}

@@ -10,8 +10,11 @@
 // allows volume expansion when its infra class does. With Options.Snapshots,
 // an infra class that also names an infra VolumeSnapshotClass
 // (SnapshotClassAnnotation) gets a tenant VolumeSnapshotClass of the same
-// name (parameter infraSnapshotClassName) in tenant clusters that serve
-// that kind; it is kept at each reconcile, not watched.
+// name (parameter infraSnapshotClassName); it is kept at each reconcile,
+// not watched. Before writing those, the controller creates the
+// snapshot.storage.k8s.io CRDs a tenant cluster lacks (SnapshotCRDs,
+// checked once per tenant cluster); an existing CRD is never changed and
+// no CRD is ever deleted.
 //
 // A tenant cluster is reached through a kubeconfig kept in a Secret in its
 // tenant namespace on the infra cluster (tenant-kubeconfig, key kubeconfig,

@@ -85,8 +85,12 @@ type Reconciler struct {
 	Tenants tenant.Matcher
 	// Options configures the controller.
 	Options Options
+	// Events, when set, records the installation of snapshot CRDs in a
+	// tenant cluster (with Options.Snapshots); the log has it either way.
+	Events EventSink
 
 	access tenant.Access
+	crds   crdChecks
 }
 
 // SetupWithManager registers the controller: tenant Namespaces, infra
@@ -97,7 +101,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Tenants.Validate(); err != nil {
 		return err
 	}
-	mapper, err := tenant.StaticMapper(tenant.Kind{GVK: storagev1.SchemeGroupVersion.WithKind("StorageClass")}, tenant.Kind{GVK: SnapshotClassGVK})
+	mapper, err := tenant.StaticMapper(tenant.Kind{GVK: storagev1.SchemeGroupVersion.WithKind("StorageClass")}, tenant.Kind{GVK: SnapshotClassGVK}, tenant.Kind{GVK: CRDGVK})
 	if err != nil {
 		return err
 	}
@@ -131,6 +135,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	namespace, tenantClient, err := r.access.Tenant(ctx, r.Reader, r.Tenants, req)
 	if err != nil || tenantClient == nil {
+		r.crds.forget(req.Name)
 		return reconcile.Result{}, err
 	}
 	var infra storagev1.StorageClassList
@@ -145,15 +150,33 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, fmt.Errorf("failed to sync the storage classes of the tenant cluster of %s: %w", namespace, err)
 	}
 	if r.Options.Snapshots {
-		snapshotClasses, err := DesiredSnapshotClasses(infra.Items, r.Options)
-		if err != nil {
+		if err := r.syncSnapshots(ctx, namespace, tenantClient, infra.Items); err != nil {
 			return reconcile.Result{}, err
-		}
-		if err := syncSnapshotClasses(ctx, tenantClient, snapshotClasses); err != nil {
-			return reconcile.Result{}, fmt.Errorf("failed to sync the VolumeSnapshotClasses of the tenant cluster of %s: %w", namespace, err)
 		}
 	}
 	return reconcile.Result{RequeueAfter: max(r.Options.ResyncInterval, 0)}, nil
+}
+
+// syncSnapshots installs the snapshot CRDs the tenant cluster of namespace
+// lacks and then keeps its VolumeSnapshotClasses.
+func (r *Reconciler) syncSnapshots(ctx context.Context, namespace string, c ctrlruntimeclient.Client, infra []storagev1.StorageClass) error {
+	if err := r.ensureCRDs(ctx, namespace, c); err != nil {
+		return fmt.Errorf("failed to install the snapshot CRDs in the tenant cluster of %s: %w", namespace, err)
+	}
+	desired, err := DesiredSnapshotClasses(infra, r.Options)
+	if err != nil {
+		return err
+	}
+	served, err := syncSnapshotClasses(ctx, c, desired)
+	if err != nil {
+		return fmt.Errorf("failed to sync the VolumeSnapshotClasses of the tenant cluster of %s: %w", namespace, err)
+	}
+	if !served {
+		// Its CRD was there but serves no v1, or went since the check:
+		// check again next time.
+		r.crds.forget(namespace)
+	}
+	return nil
 }
 
 // RunningWatches returns the number of tenant clusters being watched.

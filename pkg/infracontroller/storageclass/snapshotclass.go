@@ -50,18 +50,18 @@ func DesiredSnapshotClasses(infra []storagev1.StorageClass, o Options) ([]*unstr
 // syncSnapshotClasses creates, updates and deletes the tenant
 // VolumeSnapshotClasses we made; classes without our label are never
 // touched. A tenant cluster that does not serve VolumeSnapshotClasses is
-// left alone.
-func syncSnapshotClasses(ctx context.Context, c ctrlruntimeclient.Client, desired []*unstructured.Unstructured) error {
+// left alone (served false).
+func syncSnapshotClasses(ctx context.Context, c ctrlruntimeclient.Client, desired []*unstructured.Unstructured) (served bool, err error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(SnapshotClassGVK.GroupVersion().WithKind(SnapshotClassGVK.Kind + "List"))
 	if err := c.List(ctx, list); err != nil {
 		if apierrors.IsNotFound(err) {
 			if len(desired) > 0 {
-				log.FromContext(ctx).Info("the tenant cluster serves no VolumeSnapshotClasses; install the snapshot CRDs there")
+				log.FromContext(ctx).Info("the tenant cluster serves no snapshot.storage.k8s.io/v1 VolumeSnapshotClasses (a CRD of the kind that serves no v1?); the snapshot CRDs are checked again at the next reconcile")
 			}
-			return nil
+			return false, nil
 		}
-		return fmt.Errorf("failed to list VolumeSnapshotClasses: %w", err)
+		return false, fmt.Errorf("failed to list VolumeSnapshotClasses: %w", err)
 	}
 	have := map[string]*unstructured.Unstructured{}
 	for i := range list.Items {
@@ -80,7 +80,7 @@ func syncSnapshotClasses(ctx context.Context, c ctrlruntimeclient.Client, desire
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return true, errors.Join(errs...)
 }
 
 func syncSnapshotClass(ctx context.Context, c ctrlruntimeclient.Client, have, want *unstructured.Unstructured) error {

@@ -16,12 +16,18 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	addonsctrl "github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/addons"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
+// OwnerEvents records the storage-class controller's events.
+var _ storageclass.EventSink = (*OwnerEvents)(nil)
+
 // TenantObjects is the TenantCleanup of the infra-controller: it deletes
-// the StorageClasses the storage-class controller made and the objects of
-// the addons, each only when it carries tenant.ManagedByLabel.
+// the StorageClasses and VolumeSnapshotClasses the storage-class controller
+// made and the objects of the addons, each only when it carries
+// tenant.ManagedByLabel. The snapshot CRDs it may have installed stay:
+// deleting a CRD would delete the tenant's VolumeSnapshots.
 type TenantObjects struct {
 	// Clients connects to tenant clusters; its Scheme must hold the
 	// storage types.
@@ -34,9 +40,9 @@ type TenantObjects struct {
 }
 
 // Mapper returns the REST mapper of the tenant clients of TenantObjects:
-// the kinds the addon dirs render and StorageClasses.
+// the kinds the addon dirs render, StorageClasses and VolumeSnapshotClasses.
 func Mapper(dirs []string) (meta.RESTMapper, error) {
-	kinds := []tenant.Kind{{GVK: storagev1.SchemeGroupVersion.WithKind("StorageClass")}}
+	kinds := []tenant.Kind{{GVK: storagev1.SchemeGroupVersion.WithKind("StorageClass")}, {GVK: storageclass.SnapshotClassGVK}}
 	for _, dir := range dirs {
 		k, err := addonsctrl.Kinds(dir)
 		if err != nil {
@@ -63,6 +69,11 @@ func (t *TenantObjects) Clean(ctx context.Context, namespace string, kubeconfig 
 		return 0, err
 	}
 	left, err := deleteClasses(ctx, c)
+	if err != nil {
+		return left, err
+	}
+	snapshotClasses, err := deleteSnapshotClasses(ctx, c)
+	left += snapshotClasses
 	if err != nil {
 		return left, err
 	}
@@ -104,17 +115,43 @@ func (t *TenantObjects) addonObjects(namespace string) ([]*unstructured.Unstruct
 // deleteClasses deletes the managed StorageClasses of a tenant cluster and
 // returns how many there were.
 func deleteClasses(ctx context.Context, c ctrlruntimeclient.Client) (int, error) {
-	var list storagev1.StorageClassList
-	if err := c.List(ctx, &list, ctrlruntimeclient.MatchingLabels{tenant.ManagedByLabel: tenant.ManagedByValue}); err != nil {
-		return 0, fmt.Errorf("failed to list the tenant's storage classes: %w", err)
+	return deleteAllManaged(ctx, c, &storagev1.StorageClassList{}, "StorageClass")
+}
+
+// deleteSnapshotClasses deletes the managed VolumeSnapshotClasses of a
+// tenant cluster and returns how many there were.
+func deleteSnapshotClasses(ctx context.Context, c ctrlruntimeclient.Client) (int, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(storageclass.SnapshotClassGVK.GroupVersion().WithKind(storageclass.SnapshotClassGVK.Kind + "List"))
+	return deleteAllManaged(ctx, c, list, storageclass.SnapshotClassGVK.Kind)
+}
+
+// deleteAllManaged deletes the objects of list's kind that carry our
+// label and returns how many there were; none in a tenant cluster that
+// does not serve the kind.
+func deleteAllManaged(ctx context.Context, c ctrlruntimeclient.Client, list ctrlruntimeclient.ObjectList, kind string) (int, error) {
+	err := c.List(ctx, list, ctrlruntimeclient.MatchingLabels{tenant.ManagedByLabel: tenant.ManagedByValue})
+	if apierrors.IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("failed to list the tenant's %s objects: %w", kind, err)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return 0, fmt.Errorf("failed to read the list of %s objects: %w", kind, err)
 	}
 	var errs []error
-	for i := range list.Items {
-		if err := c.Delete(ctx, &list.Items[i]); ctrlruntimeclient.IgnoreNotFound(err) != nil {
-			errs = append(errs, fmt.Errorf("failed to delete StorageClass %s: %w", list.Items[i].Name, err))
+	for _, item := range items {
+		obj, ok := item.(ctrlruntimeclient.Object)
+		if !ok {
+			return 0, fmt.Errorf("unexpected %T in the list of %s objects", item, kind)
+		}
+		if err := c.Delete(ctx, obj); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("failed to delete %s %s: %w", kind, obj.GetName(), err))
 		}
 	}
-	return len(list.Items), errors.Join(errs...)
+	return len(items), errors.Join(errs...)
 }
 
 // deleteManaged deletes obj when it exists and is ours; pending is true

@@ -1,0 +1,128 @@
+package envtest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Process is a process as /proc shows it, enough to find what a control
+// plane left running and to end it.
+type Process struct {
+	PID  int
+	PPID int
+	// PGID is its process group; the processes of a control plane each
+	// lead a group of their own.
+	PGID int
+	// Name is the executable's name, cut to 15 characters
+	// ("kube-controller").
+	Name string
+	// start is the start time in clock ticks after boot; with PID it
+	// identifies the process even after its PID is reused.
+	start uint64
+	// state is R, S, D, Z (ended, not waited for) and so on.
+	state string
+}
+
+func (p Process) String() string {
+	return fmt.Sprintf("%s (pid %d)", p.Name, p.PID)
+}
+
+// Children lists the live processes whose parent is pid.
+func Children(pid int) ([]Process, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("failed to list processes: %w", err)
+	}
+	var out []Process
+	for _, entry := range entries {
+		id, err := strconv.Atoi(entry.Name())
+		if err != nil {
+			continue
+		}
+		p, err := readProcess(id)
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+			continue // ended while listing
+		}
+		if err != nil {
+			return nil, err
+		}
+		if p.PPID == pid && p.Alive() {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// Descendants lists the live processes below pid: its children, theirs, and
+// so on.
+func Descendants(pid int) ([]Process, error) {
+	var out []Process
+	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
+		children, err := Children(queue[0])
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range children {
+			out = append(out, c)
+			queue = append(queue, c.PID)
+		}
+	}
+	return out, nil
+}
+
+// Alive reports whether the process still runs: its PID is not reused and
+// it is not a zombie waiting for its parent.
+func (p Process) Alive() bool {
+	now, err := readProcess(p.PID)
+	return err == nil && now.start == p.start && now.state != zombieState
+}
+
+// Kill sends SIGKILL to the process and, when it leads a process group, to
+// the whole group, so that what it started goes too.
+func (p Process) Kill() error {
+	target := p.PID
+	if p.PGID == p.PID {
+		target = -p.PID
+	}
+	if err := syscall.Kill(target, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("failed to kill %s: %w", p, err)
+	}
+	return nil
+}
+
+// zombieState marks a process that has ended but was not waited for.
+const zombieState = "Z"
+
+// readProcess parses /proc/<pid>/stat: "pid (comm) state ppid pgrp ...",
+// with the start time as the 22nd field. comm may hold spaces and
+// parentheses, so the fields after it are found from its last ")".
+func readProcess(pid int) (Process, error) {
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return Process{}, err
+	}
+	open, end := strings.IndexByte(string(raw), '('), strings.LastIndexByte(string(raw), ')')
+	if open < 0 || end < open {
+		return Process{}, fmt.Errorf("failed to parse /proc/%d/stat: no command name", pid)
+	}
+	fields := strings.Fields(string(raw[end+1:]))
+	// fields[0] is field 3 (state), so field n is fields[n-3].
+	if len(fields) < 20 {
+		return Process{}, fmt.Errorf("failed to parse /proc/%d/stat: %d fields", pid, len(fields)+2)
+	}
+	p := Process{PID: pid, Name: string(raw[open+1 : end]), state: fields[0]}
+	for i, dst := range map[int]*int{4: &p.PPID, 5: &p.PGID} {
+		if *dst, err = strconv.Atoi(fields[i-3]); err != nil {
+			return Process{}, fmt.Errorf("failed to parse field %d of /proc/%d/stat: %w", i, pid, err)
+		}
+	}
+	if p.start, err = strconv.ParseUint(fields[22-3], 10, 64); err != nil {
+		return Process{}, fmt.Errorf("failed to parse the start time in /proc/%d/stat: %w", pid, err)
+	}
+	return p, nil
+}

@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -87,8 +88,16 @@ func TestInvalidTemplateIsReported(t *testing.T) {
 				}), nil
 			})
 
-			tc.fix(md)
-			if err := env.Client.Update(ctx, md); err != nil {
+			// The controller goes on writing the MachineDeployment (a refused
+			// providerSpec does not stop the rollout): fix the latest version.
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				if err := env.Client.Get(ctx, key, md); err != nil {
+					return err
+				}
+				tc.fix(md)
+				return env.Client.Update(ctx, md)
+			})
+			if err != nil {
 				t.Fatal(err)
 			}
 			waitFor(t, "the error annotations to go and a MachineSet", func() (bool, error) {

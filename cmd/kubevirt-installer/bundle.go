@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/spf13/cobra"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/charts"
@@ -20,12 +21,15 @@ func newBundleCommand(g *globalOptions) *cobra.Command {
 		Short: "Create, verify and push offline bundles for air-gapped clusters",
 		Long: `An offline bundle is one tar file with the installer's charts and every image
 the installation runs (operator-deployed images included), stored once per
-blob in an OCI image layout, with the sha256 of every file in checksums.txt.
-Create it on a connected host, carry it over, verify it, push its images to
-the private registry and install with --bundle and --registry.`,
+blob in an OCI image layout, with the sha256 of every file in checksums.txt,
+a CycloneDX SBOM and, when signed, a cosign-compatible signature of
+checksums.txt. Create it on a connected host, carry it over, verify it, push
+its images to the private registry and install with --bundle and --registry;
+each of these takes --key to refuse a bundle not signed with that key.`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newBundleCreateCommand(g), newBundleVerifyCommand(g), newBundlePushCommand(g))
+	cmd.AddCommand(newBundleCreateCommand(g), newBundleVerifyCommand(g), newBundlePushCommand(g),
+		newBundleSignCommand(g), newBundleInspectCommand(g))
 	return cmd
 }
 
@@ -38,6 +42,7 @@ type bundleCreateOptions struct {
 	compression string
 	skip        []string
 	keepWorkDir bool
+	signingKey  string
 }
 
 func newBundleCreateCommand(g *globalOptions) *cobra.Command {
@@ -50,7 +55,9 @@ FILE. It assembles the bundle in a work directory (FILE.work unless
 --work-dir is given); an interrupted create resumes there, skipping every
 blob already downloaded. The default work directory is removed after success
 unless --keep-work-dir is set; one given with --work-dir is kept. A FILE ending in .zst is zstd-compressed, one
-ending in .gz or .tgz gzip-compressed (or choose with --compression).`,
+ending in .gz or .tgz gzip-compressed (or choose with --compression).
+--signing-key signs checksums.txt, which lists every other file, into
+checksums.txt.sig (see bundle sign).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context()) },
 	}
@@ -60,6 +67,7 @@ ending in .gz or .tgz gzip-compressed (or choose with --compression).`,
 	f.StringVar(&o.compression, "compression", "", "none, gzip or zstd (default: zstd for FILE.zst, gzip for FILE.gz or .tgz, else none)")
 	f.BoolVar(&o.keepWorkDir, "keep-work-dir", false, "keep the work directory after success")
 	f.StringSliceVar(&o.skip, "skip", nil, "components whose images to leave out: cni-plugins, multus, kubevirt, cdi")
+	f.StringVar(&o.signingKey, "signing-key", "", "private key to sign the bundle with: cosign.key (password from "+passwordEnv+") or a PEM private key")
 	_ = cmd.MarkFlagRequired("output")
 	o.transfer.bind(f, true)
 	return cmd
@@ -70,6 +78,12 @@ func (o *bundleCreateOptions) Run(ctx context.Context) error {
 	cs, err := components.Without(components.Default(), o.skip)
 	if err != nil {
 		return err
+	}
+	var signer signature.Signer
+	if o.signingKey != "" {
+		if signer, err = loadSigningKey(o.signingKey); err != nil {
+			return err
+		}
 	}
 	compression := bundle.CompressionFor(o.output)
 	if o.compression != "" {
@@ -101,8 +115,8 @@ func (o *bundleCreateOptions) Run(ctx context.Context) error {
 	}
 	res, err := bundle.Create(ctx, bundle.CreateOptions{
 		Output: o.output, WorkDir: workDir, Charts: charts.FS, Images: items, Progress: o.out,
-		Compression: compression,
-		Platform:    opts.Platform.OS + "/" + opts.Platform.Architecture,
+		Compression: compression, Signer: signer,
+		Platform: opts.Platform.OS + "/" + opts.Platform.Architecture,
 	})
 	if err != nil {
 		return err
@@ -112,6 +126,9 @@ func (o *bundleCreateOptions) Run(ctx context.Context) error {
 			return fmt.Errorf("failed to remove the work directory: %w", err)
 		}
 	}
+	if res.Signed {
+		fmt.Fprintf(o.out, "signed with %s\n", o.signingKey)
+	}
 	fmt.Fprintf(o.out, "aggregate checksum: %s\n", res.Checksum)
 	return nil
 }
@@ -120,6 +137,7 @@ func (o *bundleCreateOptions) Run(ctx context.Context) error {
 type bundleVerifyOptions struct {
 	*globalOptions
 	checksum string
+	key      keyFlag
 }
 
 func newBundleVerifyCommand(g *globalOptions) *cobra.Command {
@@ -130,25 +148,32 @@ func newBundleVerifyCommand(g *globalOptions) *cobra.Command {
 		Long: `verify reads the bundle once and refuses it, naming the files, when a file was
 changed, is missing or is not listed in checksums.txt. --checksum compares
 the aggregate checksum with the one create printed, which also catches a
-rewritten checksums.txt.`,
+rewritten checksums.txt. --key checks the signature of checksums.txt with a
+public key first and refuses an unsigned bundle or a signature the key did
+not make; without --key a signature is reported but not checked.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.Run(cmd.Context(), args[0]) },
 	}
 	cmd.Flags().StringVar(&o.checksum, "checksum", "", "expected aggregate checksum (sha256:...), as bundle create printed it")
+	o.key.bind(cmd.Flags())
 	return cmd
 }
 
 // Run verifies the bundle.
 func (o *bundleVerifyOptions) Run(_ context.Context, file string) error {
-	v, err := bundle.Verify(file)
+	key, err := o.key.verifier()
+	if err != nil {
+		return err
+	}
+	v, err := bundle.Read(file, bundle.ReadOptions{Key: key})
 	if err != nil {
 		return err
 	}
 	if o.checksum != "" && o.checksum != v.Checksum {
 		return fmt.Errorf("bundle %s has aggregate checksum %s, want %s", file, v.Checksum, o.checksum)
 	}
-	fmt.Fprintf(o.out, "%s: verified %d files, %d images for %s, aggregate checksum %s\n",
-		file, v.Files, len(v.Metadata.Images), v.Metadata.Platform, v.Checksum)
+	fmt.Fprintf(o.out, "%s: verified %d files, %d images for %s, aggregate checksum %s, %s\n",
+		file, v.Files, len(v.Metadata.Images), v.Metadata.Platform, v.Checksum, signatureState(v, o.key.file))
 	return nil
 }
 
@@ -158,6 +183,7 @@ type bundlePushOptions struct {
 	transfer transferFlags
 	registry string
 	workDir  string
+	key      keyFlag
 }
 
 func newBundlePushCommand(g *globalOptions) *cobra.Command {
@@ -169,13 +195,15 @@ func newBundlePushCommand(g *globalOptions) *cobra.Command {
 copies every image to the registry under its upstream repository path and
 tag (quay.io/kubevirt/virt-api:v1.9.0 goes to HOST/PATH/kubevirt/virt-api:v1.9.0),
 several at a time, retrying transient errors and skipping blobs the registry
-already has. Credentials come from the Docker config (docker login).`,
+already has. Credentials come from the Docker config (docker login). With
+--key, a bundle not signed with that key is refused before any image is read.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.Run(cmd.Context(), args[0]) },
 	}
 	cmd.Flags().StringVar(&o.registry, "registry", "", "private registry HOST[:PORT][/PATH] to push to")
 	cmd.Flags().StringVar(&o.workDir, "work-dir", "", "directory to unpack the bundle in (default: a temporary directory)")
 	_ = cmd.MarkFlagRequired("registry")
+	o.key.bind(cmd.Flags())
 	o.transfer.bind(cmd.Flags(), false)
 	return cmd
 }
@@ -197,7 +225,11 @@ func (o *bundlePushOptions) Run(ctx context.Context, file string) error {
 		}
 		defer func() { _ = os.RemoveAll(dir) }()
 	}
-	v, err := bundle.Extract(file, dir, nil)
+	key, err := o.key.verifier()
+	if err != nil {
+		return err
+	}
+	v, err := bundle.Read(file, bundle.ReadOptions{Dir: dir, Key: key})
 	if err != nil {
 		return err
 	}
@@ -208,6 +240,6 @@ func (o *bundlePushOptions) Run(ctx context.Context, file string) error {
 	if err := mirror.Copy(ctx, items, reg, opts); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.out, "pushed %d images of %s (checksum %s) to %s\n", len(items), file, v.Checksum, reg)
+	fmt.Fprintf(o.out, "pushed %d images of %s (checksum %s, %s) to %s\n", len(items), file, v.Checksum, signatureState(v, o.key.file), reg)
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 type relocationFlags struct {
 	registry string
 	bundle   string
+	key      keyFlag
 }
 
 func (r *relocationFlags) bind(f *pflag.FlagSet, withBundle bool) {
@@ -27,6 +28,7 @@ func (r *relocationFlags) bind(f *pflag.FlagSet, withBundle bool) {
 		"including those the operators deploy, is pulled from there")
 	if withBundle {
 		f.StringVar(&r.bundle, "bundle", "", "offline bundle to install from (verified first; needs --registry)")
+		r.key.bind(f)
 	}
 }
 
@@ -37,12 +39,15 @@ func (r *relocationFlags) releases(cfg *config.Configuration) ([]components.Rele
 		return nil, fmt.Errorf("--bundle needs --registry: the cluster pulls the bundle's images from the registry " +
 			"`kubevirt-installer bundle push` copied them to")
 	}
+	if r.key.file != "" && r.bundle == "" {
+		return nil, fmt.Errorf("--key checks the signature of --bundle, and no --bundle is given")
+	}
 	var (
 		releases []components.Release
 		err      error
 	)
 	if r.bundle != "" {
-		releases, err = releasesFromBundle(r.bundle, cfg)
+		releases, err = releasesFromBundle(r.bundle, &r.key, cfg)
 	} else {
 		releases, err = selectReleases(cfg)
 	}
@@ -63,7 +68,11 @@ func (r *relocationFlags) releases(cfg *config.Configuration) ([]components.Rele
 
 // releasesFromBundle verifies the bundle, loads the selected charts from it
 // and checks that it holds every image they run.
-func releasesFromBundle(file string, cfg *config.Configuration) ([]components.Release, error) {
+func releasesFromBundle(file string, key *keyFlag, cfg *config.Configuration) ([]components.Release, error) {
+	verifier, err := key.verifier()
+	if err != nil {
+		return nil, err
+	}
 	cs, err := components.Without(components.Default(), cfg.Skip)
 	if err != nil {
 		return nil, err
@@ -73,7 +82,7 @@ func releasesFromBundle(file string, cfg *config.Configuration) ([]components.Re
 		return nil, fmt.Errorf("failed to create a temporary directory: %w", err)
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	v, err := bundle.Extract(file, dir, isChart)
+	v, err := bundle.Read(file, bundle.ReadOptions{Dir: dir, Want: isChart, Key: verifier})
 	if err != nil {
 		return nil, err
 	}

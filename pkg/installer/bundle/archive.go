@@ -17,51 +17,92 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// writeTar writes the bundle file: checksums.txt first, then the metadata,
-// then every other recorded file sorted by path. Headers carry no owner or
-// time, so equal content gives an equal bundle. The file appears under its
-// name only once complete.
-func (b *builder) writeTar(output string, list []byte, compression Compression) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(output), filepath.Base(output)+".partial-*")
+// writeTar writes the bundle file: checksums.txt first, its signature when
+// sig is set, then the metadata, then every other recorded file sorted by
+// path. Headers carry no owner or time, so equal content gives an equal
+// bundle. The file appears under its name only once complete.
+func (b *builder) writeTar(output string, list, sig []byte, compression Compression) (err error) {
+	out, err := createOutput(output, compression)
 	if err != nil {
-		return fmt.Errorf("failed to create the bundle file: %w", err)
+		return err
 	}
 	defer func() {
 		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
+			out.abort()
 		}
 	}()
-	buf := bufio.NewWriterSize(tmp, 1<<20)
-	w, err := compressor(buf, compression)
-	if err != nil {
-		return err
-	}
-	tw := tar.NewWriter(w)
-	if err := writeEntry(tw, ChecksumsFile, int64(len(list)), bytes.NewReader(list)); err != nil {
+	if err := writeHead(out.tw, list, sig); err != nil {
 		return err
 	}
 	for _, name := range b.entryOrder() {
-		if err := b.copyEntry(tw, name); err != nil {
+		if err := b.copyEntry(out.tw, name); err != nil {
 			return err
 		}
 	}
-	if err := tw.Close(); err != nil {
+	return out.commit()
+}
+
+// writeHead writes checksums.txt and, when sig is set, checksums.txt.sig.
+func writeHead(tw *tar.Writer, list, sig []byte) error {
+	if err := writeEntry(tw, ChecksumsFile, int64(len(list)), bytes.NewReader(list)); err != nil {
+		return err
+	}
+	if sig == nil {
+		return nil
+	}
+	return writeEntry(tw, SignatureFile, int64(len(sig)), bytes.NewReader(sig))
+}
+
+// output is a bundle file being written: a temporary file beside its final
+// name, renamed to it by commit.
+type output struct {
+	name string
+	tmp  *os.File
+	buf  *bufio.Writer
+	w    io.WriteCloser
+	tw   *tar.Writer
+}
+
+// createOutput starts writing the bundle file name with compression.
+func createOutput(name string, compression Compression) (*output, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(name), filepath.Base(name)+".partial-*")
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the bundle file: %w", err)
+	}
+	buf := bufio.NewWriterSize(tmp, 1<<20)
+	w, err := compressor(buf, compression)
+	if err != nil {
+		_ = tmp.Close()
+		_ = os.Remove(tmp.Name())
+		return nil, err
+	}
+	return &output{name: name, tmp: tmp, buf: buf, w: w, tw: tar.NewWriter(w)}, nil
+}
+
+// commit finishes the archive and moves it to its name.
+func (o *output) commit() error {
+	if err := o.tw.Close(); err != nil {
 		return fmt.Errorf("failed to finish the bundle: %w", err)
 	}
-	if err := w.Close(); err != nil {
+	if err := o.w.Close(); err != nil {
 		return fmt.Errorf("failed to finish the bundle compression: %w", err)
 	}
-	if err := buf.Flush(); err != nil {
+	if err := o.buf.Flush(); err != nil {
 		return fmt.Errorf("failed to write the bundle: %w", err)
 	}
-	if err := tmp.Close(); err != nil {
+	if err := o.tmp.Close(); err != nil {
 		return fmt.Errorf("failed to write the bundle: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), output); err != nil {
-		return fmt.Errorf("failed to move the bundle to %s: %w", output, err)
+	if err := os.Rename(o.tmp.Name(), o.name); err != nil {
+		return fmt.Errorf("failed to move the bundle to %s: %w", o.name, err)
 	}
 	return nil
+}
+
+// abort removes the unfinished file.
+func (o *output) abort() {
+	_ = o.tmp.Close()
+	_ = os.Remove(o.tmp.Name())
 }
 
 // nopWriteCloser is an uncompressed stream.

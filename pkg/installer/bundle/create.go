@@ -15,6 +15,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/mirror"
 )
@@ -40,6 +41,9 @@ type CreateOptions struct {
 	Platform string
 	// Progress receives a line per image and a summary; nil discards them.
 	Progress io.Writer
+	// Signer signs checksums.txt into checksums.txt.sig; nil leaves the
+	// bundle unsigned.
+	Signer signature.Signer
 }
 
 // Result summarizes a created bundle.
@@ -61,6 +65,8 @@ type Result struct {
 	ImageBytes, StoredBytes int64
 	// Size is the size of the bundle file.
 	Size int64
+	// Signed tells that the bundle holds a signature.
+	Signed bool
 }
 
 // Create assembles a bundle of opts.Charts and opts.Images in the work
@@ -80,16 +86,18 @@ func Create(ctx context.Context, opts CreateOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	meta.Platform = opts.Platform
-	data, err := json.MarshalIndent(meta, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("failed to encode the bundle metadata: %w", err)
-	}
-	if err := b.writeFile(MetadataFile, append(data, '\n')); err != nil {
+	meta.Platform, meta.Charts = opts.Platform, b.charts
+	if err := b.writeDescriptions(meta); err != nil {
 		return nil, err
 	}
 	list := b.sums.encode()
-	if err := b.writeTar(opts.Output, list, opts.Compression); err != nil {
+	var sig []byte
+	if opts.Signer != nil {
+		if sig, err = signChecksums(opts.Signer, list); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.writeTar(opts.Output, list, sig, opts.Compression); err != nil {
 		return nil, err
 	}
 	st, err := os.Stat(opts.Output)
@@ -101,10 +109,27 @@ func Create(ctx context.Context, opts CreateOptions) (*Result, error) {
 	b.result.Images = len(meta.Images)
 	b.result.Blobs = len(b.blobs)
 	b.result.Size = st.Size()
+	b.result.Signed = sig != nil
 	fmt.Fprintf(opts.Progress, "wrote %s: %d images, %d blobs, %s (deduplication saved %s), checksum %s\n",
 		opts.Output, b.result.Images, b.result.Blobs, humanBytes(b.result.Size),
 		humanBytes(b.result.ImageBytes-b.result.StoredBytes), b.result.Checksum)
 	return &b.result, nil
+}
+
+// writeDescriptions writes the metadata and the SBOM.
+func (b *builder) writeDescriptions(meta *Metadata) error {
+	data, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return fmt.Errorf("failed to encode the bundle metadata: %w", err)
+	}
+	if err := b.writeFile(MetadataFile, append(data, '\n')); err != nil {
+		return err
+	}
+	sbom, err := EncodeSBOM(BuildSBOM(*meta))
+	if err != nil {
+		return err
+	}
+	return b.writeFile(SBOMFile, sbom)
 }
 
 // builder assembles a bundle in dir.
@@ -112,6 +137,8 @@ type builder struct {
 	dir      string
 	progress io.Writer
 	sums     checksums
+	// charts are the charts written, by path.
+	charts []ChartEntry
 	// blobs are the stored blobs by hex digest, with their sizes.
 	blobs  map[string]int64
 	result Result
@@ -147,6 +174,13 @@ func (b *builder) writeCharts(charts fs.FS) error {
 		if err != nil {
 			return err
 		}
+		if path.Base(p) == "Chart.yaml" {
+			c, err := parseChart(path.Join(ChartsDir, p), data)
+			if err != nil {
+				return err
+			}
+			b.charts = append(b.charts, c)
+		}
 		return b.writeFile(path.Join(ChartsDir, p), data)
 	})
 	if err != nil {
@@ -174,7 +208,11 @@ func (b *builder) writeImages(ctx context.Context, items []mirror.Item) (*Metada
 		}
 		desc.Annotations = map[string]string{refAnnotation: item.Ref}
 		index.Manifests = append(index.Manifests, desc)
-		meta.Images = append(meta.Images, ImageEntry{Ref: item.Ref, Digest: desc.Digest.String()})
+		platform, err := imagePlatform(item.Image)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read the platform of %s: %w", item.Ref, err)
+		}
+		meta.Images = append(meta.Images, ImageEntry{Ref: item.Ref, Digest: desc.Digest.String(), Platform: platform})
 		fmt.Fprintf(b.progress, "image %d/%d %s: %s fetched, %s reused\n", i+1, len(sorted), item.Ref,
 			humanBytes(b.result.BytesFetched), humanBytes(b.result.BytesReused))
 	}
@@ -228,6 +266,23 @@ func (b *builder) writeImage(item mirror.Item) (v1.Descriptor, error) {
 		return v1.Descriptor{}, fmt.Errorf("failed to hash the manifest: %w", err)
 	}
 	return v1.Descriptor{MediaType: mediaType, Size: int64(len(manifest)), Digest: digest}, nil
+}
+
+// imagePlatform is os/architecture[/variant] of img's config, empty when
+// the config names none.
+func imagePlatform(img v1.Image) (string, error) {
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return "", err
+	}
+	if cfg.OS == "" || cfg.Architecture == "" {
+		return "", nil
+	}
+	p := cfg.OS + "/" + cfg.Architecture
+	if cfg.Variant != "" {
+		p += "/" + cfg.Variant
+	}
+	return p, nil
 }
 
 func (b *builder) writeSmallBlob(data []byte) error {

@@ -22,6 +22,12 @@ const (
 	ChartsDir = "charts"
 	// ImagesDir is the OCI image layout.
 	ImagesDir = "images"
+	// SignatureFile is the signature of checksums.txt, in base64, as cosign
+	// sign-blob writes it. It is the second entry of a signed bundle and the
+	// only file checksums.txt does not list.
+	SignatureFile = ChecksumsFile + ".sig"
+	// SBOMFile is the bundle's CycloneDX SBOM, in JSON.
+	SBOMFile = "sbom.cdx.json"
 )
 
 // Compression is how a bundle file is compressed.
@@ -70,6 +76,19 @@ type Metadata struct {
 	Platform string `json:"platform"`
 	// Images are the stored images, sorted by reference.
 	Images []ImageEntry `json:"images"`
+	// Charts are the stored charts, subcharts included, sorted by path.
+	Charts []ChartEntry `json:"charts,omitempty"`
+}
+
+// ChartEntry is one stored chart.
+type ChartEntry struct {
+	// Path is the chart's directory in the bundle.
+	Path string `json:"path"`
+	// Name and Version are the chart's, from its Chart.yaml.
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// AppVersion is the version of what the chart deploys, if it says.
+	AppVersion string `json:"appVersion,omitempty"`
 }
 
 // ImageEntry is one stored image.
@@ -78,6 +97,9 @@ type ImageEntry struct {
 	Ref string `json:"ref"`
 	// Digest is the digest of the stored image manifest.
 	Digest string `json:"digest"`
+	// Platform is the image's platform, os/architecture[/variant], from its
+	// config.
+	Platform string `json:"platform,omitempty"`
 }
 
 // Refs returns the references of the stored images.

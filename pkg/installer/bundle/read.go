@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/sigstore/sigstore/pkg/signature"
 )
 
 // maxChecksumsSize bounds checksums.txt, which is held in memory.
@@ -28,8 +29,26 @@ type Verified struct {
 	Metadata Metadata
 	// Checksum is the aggregate checksum: the sha256 of checksums.txt.
 	Checksum string
-	// Files is the number of files, checksums.txt included.
+	// Files is the number of files, checksums.txt included and
+	// checksums.txt.sig left out.
 	Files int
+	// Signed tells that the bundle holds a signature; SignatureChecked that
+	// it was verified with the key of ReadOptions.
+	Signed, SignatureChecked bool
+	// SBOM is the content of sbom.cdx.json; nil for a bundle that has none.
+	SBOM []byte
+}
+
+// ReadOptions are the inputs of Read.
+type ReadOptions struct {
+	// Dir is where the files Want accepts are written; empty writes none.
+	Dir string
+	// Want selects the files to write under Dir; nil selects every file.
+	Want func(name string) bool
+	// Key checks the signature of checksums.txt before any other file is
+	// read; a bundle without a signature is then refused too. Nil checks
+	// no signature.
+	Key signature.Verifier
 }
 
 // TamperedError reports files of a bundle that do not match its
@@ -64,13 +83,21 @@ func (e *TamperedError) empty() bool {
 // Verify reads the bundle at file in one pass and checks every file against
 // checksums.txt.
 func Verify(file string) (*Verified, error) {
-	return Extract(file, "", nil)
+	return Read(file, ReadOptions{})
 }
 
 // Extract verifies the bundle at file like Verify and writes the files that
 // want accepts under dir. On error, what was written under dir must not be
 // used.
 func Extract(file, dir string, want func(name string) bool) (*Verified, error) {
+	return Read(file, ReadOptions{Dir: dir, Want: want})
+}
+
+// Read verifies the bundle at file in one pass: its signature first when
+// opts.Key is set, then every file against checksums.txt, writing the files
+// opts.Want accepts under opts.Dir. On error, what was written under
+// opts.Dir must not be used.
+func Read(file string, opts ReadOptions) (*Verified, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("failed to open bundle: %w", err)
@@ -84,12 +111,12 @@ func Extract(file, dir string, want func(name string) bool) (*Verified, error) {
 		return nil, fmt.Errorf("bundle %s is a directory, not a bundle file: a bundle is one tar archive "+
 			"(optionally zstd- or gzip-compressed), as `kubevirt-installer bundle create -o FILE` writes it", file)
 	}
-	r, err := decompress(bufio.NewReaderSize(f, 1<<20))
+	r, _, err := decompress(bufio.NewReaderSize(f, 1<<20))
 	if err != nil {
 		return nil, fmt.Errorf("failed to read bundle %s: %w", file, err)
 	}
 	defer func() { _ = r.Close() }()
-	v, err := walk(tar.NewReader(r), dir, want)
+	v, err := walk(tar.NewReader(r), opts, nil)
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s is refused: %w", file, err)
 	}
@@ -97,28 +124,76 @@ func Extract(file, dir string, want func(name string) bool) (*Verified, error) {
 }
 
 // decompress detects gzip and zstd by their magic numbers.
-func decompress(r *bufio.Reader) (io.ReadCloser, error) {
+func decompress(r *bufio.Reader) (io.ReadCloser, Compression, error) {
 	magic, _ := r.Peek(4)
 	switch {
 	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
 		gz, err := gzip.NewReader(r)
 		if err != nil {
-			return nil, fmt.Errorf("failed to open the gzip stream: %w", err)
+			return nil, "", fmt.Errorf("failed to open the gzip stream: %w", err)
 		}
-		return gz, nil
+		return gz, CompressionGzip, nil
 	case bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
 		zr, err := zstd.NewReader(r)
 		if err != nil {
-			return nil, fmt.Errorf("failed to open the zstd stream: %w", err)
+			return nil, "", fmt.Errorf("failed to open the zstd stream: %w", err)
 		}
-		return zr.IOReadCloser(), nil
+		return zr.IOReadCloser(), CompressionZstd, nil
 	default:
-		return io.NopCloser(r), nil
+		return io.NopCloser(r), CompressionNone, nil
 	}
 }
 
 // walk checks every tar entry against the list that opens the archive.
-func walk(tr *tar.Reader, dir string, want func(string) bool) (*Verified, error) {
+// When cp is set, every entry but the signature is also written to it,
+// after the list and the signature sign gives.
+func walk(tr *tar.Reader, opts ReadOptions, cp *copier) (*Verified, error) {
+	list, err := readList(tr)
+	if err != nil {
+		return nil, err
+	}
+	sums, err := parseChecksums(bytes.NewReader(list))
+	if err != nil {
+		return nil, err
+	}
+	sig, hdr, err := readSignature(tr)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSignature(opts.Key, list, sig); err != nil {
+		return nil, err
+	}
+	if err := cp.head(list); err != nil {
+		return nil, err
+	}
+	c := &checker{sums: sums, seen: map[string]bool{}, bad: &TamperedError{}, dir: opts.Dir, want: opts.Want, kept: map[string][]byte{}}
+	for ; hdr != nil; hdr, err = next(tr) {
+		if err := c.visit(tr, hdr, cp); err != nil {
+			return nil, err
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the archive after %d files: %w", len(c.seen), err)
+	}
+	for name := range sums {
+		if !c.seen[name] {
+			c.bad.Missing = append(c.bad.Missing, name)
+		}
+	}
+	if !c.bad.empty() {
+		sort.Strings(c.bad.Missing)
+		return nil, c.bad
+	}
+	v, err := finish(list, c.kept[MetadataFile], len(c.seen)+1)
+	if err != nil {
+		return nil, err
+	}
+	v.Signed, v.SignatureChecked, v.SBOM = sig != nil, opts.Key != nil, c.kept[SBOMFile]
+	return v, nil
+}
+
+// readList reads checksums.txt, which must be the first entry.
+func readList(tr *tar.Reader) ([]byte, error) {
 	hdr, err := tr.Next()
 	if err != nil {
 		return nil, fmt.Errorf("failed to read it as a tar archive, which a bundle is: %w", err)
@@ -130,44 +205,52 @@ func walk(tr *tar.Reader, dir string, want func(string) bool) (*Verified, error)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read %s: %w", ChecksumsFile, err)
 	}
-	sums, err := parseChecksums(bytes.NewReader(list))
+	return list, nil
+}
+
+// readSignature reads checksums.txt.sig when it is the second entry, as
+// only there it is taken, and returns the entry after it. The signature is
+// nil when the bundle is unsigned; the header is nil at the archive's end.
+func readSignature(tr *tar.Reader) ([]byte, *tar.Header, error) {
+	hdr, err := next(tr)
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("failed to read the entry after %s: %w", ChecksumsFile, err)
 	}
-	c := &checker{sums: sums, seen: map[string]bool{}, bad: &TamperedError{}, dir: dir, want: want}
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("failed to read the archive after %d files: %w", len(c.seen), err)
-		}
-		if err := c.check(tr, hdr); err != nil {
-			return nil, err
-		}
+	if hdr == nil || hdr.Name != SignatureFile || hdr.Typeflag != tar.TypeReg {
+		return nil, hdr, nil
 	}
-	seen, bad, metadata := c.seen, c.bad, c.metadata
-	for name := range sums {
-		if !seen[name] {
-			bad.Missing = append(bad.Missing, name)
-		}
+	if hdr.Size > maxSignatureSize {
+		return nil, nil, fmt.Errorf("%s is %d bytes, more than a signature's %d", SignatureFile, hdr.Size, maxSignatureSize)
 	}
-	if !bad.empty() {
-		sort.Strings(bad.Missing)
-		return nil, bad
+	sig, err := io.ReadAll(tr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to read %s: %w", SignatureFile, err)
 	}
-	return finish(list, metadata, len(seen)+1)
+	hdr, err = next(tr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to read the entry after %s: %w", SignatureFile, err)
+	}
+	return sig, hdr, nil
+}
+
+// next returns the next tar header, or nil at the archive's end.
+func next(tr *tar.Reader) (*tar.Header, error) {
+	hdr, err := tr.Next()
+	if errors.Is(err, io.EOF) {
+		return nil, nil
+	}
+	return hdr, err
 }
 
 // checker compares tar entries with the checksum list.
 type checker struct {
-	sums     checksums
-	seen     map[string]bool
-	bad      *TamperedError
-	dir      string
-	want     func(string) bool
-	metadata []byte
+	sums checksums
+	seen map[string]bool
+	bad  *TamperedError
+	dir  string
+	want func(string) bool
+	// kept holds the content of the metadata and the SBOM.
+	kept map[string][]byte
 }
 
 // check hashes one entry, extracting it when wanted, and records a
@@ -183,7 +266,7 @@ func (c *checker) check(r io.Reader, hdr *tar.Header) error {
 	if c.dir != "" && (c.want == nil || c.want(hdr.Name)) {
 		target = filepath.Join(c.dir, filepath.FromSlash(hdr.Name))
 	}
-	got, data, err := consume(r, target, hdr.Name == MetadataFile)
+	got, data, err := consume(r, target, hdr.Name == MetadataFile || hdr.Name == SBOMFile)
 	if err != nil {
 		return fmt.Errorf("failed to read %s: %w", hdr.Name, err)
 	}
@@ -191,7 +274,7 @@ func (c *checker) check(r io.Reader, hdr *tar.Header) error {
 		c.bad.Changed = append(c.bad.Changed, hdr.Name)
 	}
 	if data != nil {
-		c.metadata = data
+		c.kept[hdr.Name] = data
 	}
 	return nil
 }

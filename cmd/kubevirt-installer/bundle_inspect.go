@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	cdx "github.com/CycloneDX/cyclonedx-go"
+	"github.com/spf13/cobra"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/bundle"
+)
+
+// bundleInspectOptions are the options of bundle inspect.
+type bundleInspectOptions struct {
+	*globalOptions
+	output string
+	key    keyFlag
+}
+
+func newBundleInspectCommand(g *globalOptions) *cobra.Command {
+	o := &bundleInspectOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "inspect FILE [-o table|json]",
+		Short: "List what a bundle holds, from its SBOM",
+		Long: `inspect verifies the bundle like verify and prints its SBOM (sbom.cdx.json,
+CycloneDX JSON): every image with its reference, manifest digest and
+platform, and every chart with its version. -o json prints the SBOM document
+itself. A bundle carries no binaries, so none are listed. --key checks the
+signature first, as for verify.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.Run(cmd.Context(), args[0]) },
+	}
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	o.key.bind(cmd.Flags())
+	return cmd
+}
+
+// Run prints the bundle's SBOM.
+func (o *bundleInspectOptions) Run(_ context.Context, file string) error {
+	if o.output != "table" && o.output != "json" {
+		return fmt.Errorf("--output %q is not supported (want table or json)", o.output)
+	}
+	key, err := o.key.verifier()
+	if err != nil {
+		return err
+	}
+	v, err := bundle.Read(file, bundle.ReadOptions{Key: key})
+	if err != nil {
+		return err
+	}
+	if v.SBOM == nil {
+		return fmt.Errorf("bundle %s has no %s: it was created by an installer without SBOMs; create it again", file, bundle.SBOMFile)
+	}
+	if o.output == "json" {
+		_, err := o.out.Write(v.SBOM)
+		return err
+	}
+	bom, err := bundle.DecodeSBOM(v.SBOM)
+	if err != nil {
+		return fmt.Errorf("bundle %s: %w", file, err)
+	}
+	return writeSBOMTable(o.out, bom)
+}
+
+// writeSBOMTable prints one row per component of bom.
+func writeSBOMTable(out io.Writer, bom *cdx.BOM) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "KIND\tNAME\tVERSION\tDIGEST\tPLATFORM")
+	counts := map[string]int{}
+	if bom.Components != nil {
+		for _, c := range *bom.Components {
+			kind := property(c, bundle.PropertyKind)
+			counts[kind]++
+			digest := ""
+			if c.Hashes != nil {
+				for _, h := range *c.Hashes {
+					if h.Algorithm == cdx.HashAlgoSHA256 {
+						digest = "sha256:" + h.Value
+					}
+				}
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", kind, c.Name, dash(c.Version), dash(digest), dash(property(c, bundle.PropertyPlatform)))
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("failed to write the table: %w", err)
+	}
+	_, err := fmt.Fprintf(out, "%d images, %d charts, no binaries (a bundle carries none)\n", counts[bundle.KindImage], counts[bundle.KindChart])
+	return err
+}
+
+// property returns the value of c's property name, or "".
+func property(c cdx.Component, name string) string {
+	if c.Properties == nil {
+		return ""
+	}
+	for _, p := range *c.Properties {
+		if p.Name == name {
+			return p.Value
+		}
+	}
+	return ""
+}
+
+func dash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}

@@ -158,25 +158,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 }
 
 // syncSnapshots installs the snapshot CRDs the tenant cluster of namespace
-// lacks and then keeps its VolumeSnapshotClasses.
+// lacks and then keeps its VolumeSnapshotClasses. A failed installation
+// (a tenant kubeconfig without rights on CRDs, say) is returned but does
+// not keep the VolumeSnapshotClasses from a cluster that serves them.
 func (r *Reconciler) syncSnapshots(ctx context.Context, namespace string, c ctrlruntimeclient.Client, infra []storagev1.StorageClass) error {
+	var crdErr error
 	if err := r.ensureCRDs(ctx, namespace, c); err != nil {
-		return fmt.Errorf("failed to install the snapshot CRDs in the tenant cluster of %s: %w", namespace, err)
+		crdErr = fmt.Errorf("failed to install the snapshot CRDs in the tenant cluster of %s: %w", namespace, err)
 	}
 	desired, err := DesiredSnapshotClasses(infra, r.Options)
 	if err != nil {
-		return err
+		return errors.Join(crdErr, err)
 	}
 	served, err := syncSnapshotClasses(ctx, c, desired)
 	if err != nil {
-		return fmt.Errorf("failed to sync the VolumeSnapshotClasses of the tenant cluster of %s: %w", namespace, err)
+		return errors.Join(crdErr, fmt.Errorf("failed to sync the VolumeSnapshotClasses of the tenant cluster of %s: %w", namespace, err))
 	}
 	if !served {
 		// Its CRD was there but serves no v1, or went since the check:
 		// check again next time.
 		r.crds.forget(namespace)
 	}
-	return nil
+	return crdErr
 }
 
 // RunningWatches returns the number of tenant clusters being watched.

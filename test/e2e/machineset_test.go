@@ -280,9 +280,25 @@ func (s *suite) leftovers(t *testing.T) string {
 const invalidSpec = `{"cloudProvider": "kubevirt", "operatingSystem": "ubuntu", "cloudProviderSpec": {"virtualMachine": {"template": {
       "cpus": "1", "memory": "lots", "primaryDisk": {"osImage": "http://127.0.0.1:8080/ubuntu.img", "size": "10Gi"}}}}}`
 
+// invalidSpecField is the field of invalidSpec that is wrong, as the
+// webhook names it in a MachineDeployment.
+const invalidSpecField = "spec.template.spec.providerSpec.value.cloudProviderSpec.virtualMachine.template.memory"
+
+// testInvalidSpec: the webhook refuses an invalid spec at apply time; one
+// stored without it (as by an identity the webhook exempts, or before it
+// was installed) is reported on the Machine and by an event.
 func (s *suite) testInvalidSpec(t *testing.T) {
 	ctx := t.Context()
-	c := s.user.Client
+	md := newDeployment("invalid", 1, invalidSpec, 1, 0)
+	err := s.user.Client.Create(ctx, md)
+	if err == nil || !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), invalidSpecField) {
+		t.Fatalf("creating a MachineDeployment with an invalid spec: got %v, want a refusal naming %s", err, invalidSpecField)
+	}
+	if err := s.user.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(md), &clusterv1alpha1.MachineDeployment{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the refused MachineDeployment: got %v, want NotFound", err)
+	}
+
+	c := s.exemptClient(t)
 	m := &clusterv1alpha1.Machine{
 		ObjectMeta: metav1.ObjectMeta{Name: "invalid", Namespace: machineNamespace},
 		Spec:       machineSpec(invalidSpec),

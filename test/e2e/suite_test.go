@@ -4,19 +4,23 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/webhook"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/simulator"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -55,11 +59,12 @@ func startSuite(t *testing.T) *suite {
 	// admission; the simulator plays its nodes, kubelets, scheduler,
 	// provisioner, virt-handlers and guests.
 	s.infra = envtest.Start(t, envtest.WithVirtController(), envtest.WithCDIController(), envtest.WithKubeconfigNamespace(infraNamespace))
-	s.user = envtest.Start(t, envtest.WithControllerManager())
+	s.user = envtest.Start(t, envtest.WithControllerManager(), envtest.WithMachineWebhook())
 	if err := prepareInfra(t.Context(), s.infra.Client); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
+	webhookDone := s.startWebhook(ctx, t)
 	infraMgr, err := ctrl.NewManager(s.infra.Config, ctrl.Options{Scheme: s.infra.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +85,7 @@ func startSuite(t *testing.T) *suite {
 	}
 	s.run = controller.RunOptions{
 		Log:             controllerLog(t),
-		UserConfig:      s.user.Config,
+		UserConfig:      exemptConfig(t, s.user.Config),
 		InfraKubeconfig: infraKubeconfig,
 		WorkerCount:     4,
 		StoppedGrace:    stoppedGrace,
@@ -102,8 +107,36 @@ func startSuite(t *testing.T) *suite {
 		s.stopController()
 		cancel()
 		<-done
+		<-webhookDone
 	})
 	return s
+}
+
+// startWebhook serves machine-controller's admission webhook on the user
+// cluster, as the chart installs it, until ctx ends; the returned channel
+// closes when it stopped. It reaches the infra cluster directly, not
+// through the proxy the outage tests cut: an unreachable infra cluster
+// only makes it admit on the spec's syntax (pkg/webhook tests that).
+func (s *suite) startWebhook(ctx context.Context, t *testing.T) <-chan struct{} {
+	t.Helper()
+	serving, _ := s.user.MachineWebhook()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := webhook.Options{
+			UserConfig: s.user.Config, InfraKubeconfig: s.infra.KubeconfigBytes, InfraNamespace: infraNamespace,
+			Host: serving.Host, Port: serving.Port, CertFile: serving.CertFile, KeyFile: serving.KeyFile,
+			MetricsAddress: "0", HealthAddress: "0", Log: controllerLog(t),
+			Getenv: func(string) string { return "" },
+		}.Run(ctx)
+		if err != nil {
+			t.Errorf("the webhook stopped: %v", err)
+		}
+	}()
+	if err := serving.WaitServing(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return done
 }
 
 // startController runs machine-controller until stopController; t is the
@@ -125,6 +158,41 @@ func (s *suite) startController(t *testing.T) {
 	}
 	// Later starts register the same controllers again in this process.
 	s.run.SkipNameValidation = true
+}
+
+// exemptUser is the machine-controller's ServiceAccount in the namespace
+// kubevirt-installer installs it to, which the chart exempts from the
+// webhook (the controller's own writes, e.g. MachineSets of a template
+// that was admitted before the webhook was installed, never wait for it).
+const exemptUser = "system:serviceaccount:kubevirt-kkp-machines:machine-controller"
+
+// exemptConfig acts as exemptUser with an admin's permissions. It fails
+// the test when the chart's webhooks do not exempt that user.
+func exemptConfig(t *testing.T, admin *rest.Config) *rest.Config {
+	t.Helper()
+	mutating, validating, err := envtest.MachineWebhookConfigurations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, conditions := range [][]admissionregistrationv1.MatchCondition{mutating.Webhooks[0].MatchConditions, validating.Webhooks[0].MatchConditions} {
+		if len(conditions) != 1 || !strings.Contains(conditions[0].Expression, `"`+exemptUser+`"`) {
+			t.Fatalf("the chart's webhooks do not exempt %s: %v", exemptUser, conditions)
+		}
+	}
+	cfg := rest.CopyConfig(admin)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: exemptUser, Groups: []string{"system:masters"}}
+	return cfg
+}
+
+// exemptClient is a client of exemptConfig: what it writes is stored
+// unchecked, as if the webhook were not installed.
+func (s *suite) exemptClient(t *testing.T) ctrlruntimeclient.Client {
+	t.Helper()
+	c, err := ctrlruntimeclient.New(exemptConfig(t, s.user.Config), ctrlruntimeclient.Options{Scheme: s.user.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // prepareInfra creates what an infra admin provides: the tenant namespace

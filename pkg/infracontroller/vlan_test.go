@@ -29,12 +29,12 @@ import (
 // the range has exactly as many ids.
 const vlanTenants = 8
 
-// vlanOptions runs the TenantCluster and VLAN controllers only, with a
-// range of vlanTenants ids.
+// vlanOptions runs the TenantCluster, tenant-network and VLAN controllers
+// only, with a range of vlanTenants ids.
 func vlanOptions(claimNamespace string) infracontroller.Options {
 	o := infracontroller.DefaultOptions()
 	o.Flavors, o.DisableStorageClasses, o.DisableCSIAccess, o.DisableNetworkPolicies = flavorsOff(), true, true, true
-	o.EnableTenantClusters = true
+	o.EnableTenantClusters, o.EnableNetworks = true, true
 	o.VLANs = vlan.Options{
 		Template: vlan.TemplateBridge, Range: vlan.Range{First: 100, Last: 100 + vlanTenants - 1}, Bridge: "br-trunk",
 		ClaimNamespace: claimNamespace, Workers: 8,
@@ -80,6 +80,17 @@ func TestTenantVLANs(t *testing.T) {
 		}
 		eventually(t, wait, func() error { return checkVLANNAD(ctx, c, o.VLANs, "vt0", ids["vt0"]) })
 	})
+	t.Run("a tenant network of the VLAN network's name is skipped", func(t *testing.T) {
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-vt0", Name: networks.ConfigMapName},
+			Data:       map[string]string{vlan.DefaultNetworkName: bridgeConfig, "storage": bridgeConfig},
+		}
+		if err := c.Create(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, wait, func() error { return checkNAD(ctx, c, "cluster-vt0", "storage", bridgeConfig) })
+		never(t, time.Second, func() error { return checkVLANNAD(ctx, c, o.VLANs, "vt0", ids["vt0"]) })
+	})
 	t.Run("an exhausted range is a condition and an event", func(t *testing.T) {
 		createTenantCluster(t, c, "late", nil)
 		eventually(t, wait, func() error { return checkExhausted(ctx, c, "late") })
@@ -92,6 +103,9 @@ func TestTenantVLANs(t *testing.T) {
 	})
 	t.Run("an id is kept while the namespace of a deleted tenant cluster terminates", func(t *testing.T) {
 		checkKeptWhileTerminating(t, c, claims, "vt3", ids["vt3"])
+		// The only free id.
+		createTenantCluster(t, c, "after", nil)
+		eventually(t, wait, func() error { return wantVLAN(ctx, c, "after", ids["vt3"]) })
 	})
 	t.Run("the id of a deleted tenant cluster is released with its namespace and reused", func(t *testing.T) {
 		deleteTenantCluster(t, c, "vt2")

@@ -102,13 +102,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, fmt.Errorf("failed to list the NetworkAttachmentDefinitions of %s: %w", namespace, err)
 	}
 	ours := map[string]*unstructured.Unstructured{}
+	// Managed with another value of Label: the tenant's VLAN network.
+	others := map[string]bool{}
 	for i := range list.Items {
-		if tenant.IsManaged(&list.Items[i]) && list.Items[i].GetLabels()[Label] == "true" {
+		if !tenant.IsManaged(&list.Items[i]) {
+			continue
+		}
+		if list.Items[i].GetLabels()[Label] == "true" {
 			ours[list.Items[i].GetName()] = &list.Items[i]
+		} else {
+			others[list.Items[i].GetName()] = true
 		}
 	}
 	var errs []error
 	for _, n := range networks {
+		if others[n.Name] {
+			log.FromContext(ctx).Info("skipping a network named like the tenant's VLAN network", "name", n.Name)
+			continue
+		}
 		errs = append(errs, r.ensure(ctx, attachment(namespace, n), ours[n.Name]))
 		delete(ours, n.Name)
 	}

@@ -68,6 +68,7 @@ func TestControlPlaneDiesWithItsProcess(t *testing.T) {
 // ownControlPlane is the child: it starts a control plane, prints its work
 // directory and waits to be killed.
 func ownControlPlane(t *testing.T) {
+	t.Helper()
 	env, err := New(t.Context(), WithControllerManager(), WithCRDFiles())
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/bundle/bundletest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/mirror"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/registrytest"
 )
@@ -139,4 +140,44 @@ func BenchmarkPush(b *testing.B) {
 		b.StartTimer()
 	}
 	report(b, "push", res.Size, op, base)
+}
+
+// BenchmarkSignAndVerify measures signing an existing bundle, which
+// rewrites it while checking every file, and verifying it with the key,
+// each against copying the bundle file on the same disk.
+func BenchmarkSignAndVerify(b *testing.B) {
+	items := benchItems(b)
+	dir := b.TempDir()
+	file := filepath.Join(dir, "bundle.tar")
+	res, err := Create(b.Context(), CreateOptions{Output: file, Images: items})
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := bundletest.PKCS8KeyPair(b, dir, "bench")
+	signer, err := LoadSigner(keys.Private, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	key, err := LoadVerifier(keys.Public)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sign, verify, base time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if _, err := Sign(file, signer); err != nil {
+			b.Fatal(err)
+		}
+		sign += time.Since(start)
+		start = time.Now()
+		if _, err := Read(file, ReadOptions{Key: key}); err != nil {
+			b.Fatal(err)
+		}
+		verify += time.Since(start)
+		base += copyFile(b, file, file+".copy")
+	}
+	report(b, "sign", res.Size, sign, base)
+	mb := float64(res.Size) * float64(b.N) / 1e6
+	b.ReportMetric(mb/verify.Seconds(), "verify-MB/s")
 }

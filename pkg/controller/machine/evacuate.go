@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"time"
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
@@ -141,9 +142,16 @@ func (r *reconciler) replaceEvacuated(ctx context.Context, s *scope, vmi *kubevi
 	return nil
 }
 
+// kubeVirtMigrationInFlight starts the message by which KubeVirt's
+// migration admission refuses a migration while another migration of the
+// VMI has not ended; the VMI's status shows such a migration only once its
+// target pod runs.
+const kubeVirtMigrationInFlight = "in-flight migration detected"
+
 // requestMigration creates the live migration of an evacuated VMI, one per
 // infra node it leaves; none while one is under way, since KubeVirt (with
-// evictionStrategy LiveMigrate) may have started its own.
+// evictionStrategy LiveMigrate) may have started its own, and a refusal
+// for that reason is no error.
 func (r *reconciler) requestMigration(ctx context.Context, s *scope, vmi *kubevirtcorev1.VirtualMachineInstance, plan evacuationPlan) error {
 	if migrationInFlight(vmi) {
 		return nil
@@ -160,7 +168,7 @@ func (r *reconciler) requestMigration(ctx context.Context, s *scope, vmi *kubevi
 	}
 	err := r.infra.Create(ctx, migration)
 	switch {
-	case apierrors.IsAlreadyExists(err):
+	case apierrors.IsAlreadyExists(err), err != nil && strings.Contains(err.Error(), kubeVirtMigrationInFlight):
 		return nil
 	case err != nil:
 		return fmt.Errorf("failed to create the migration of VirtualMachineInstance %s: %w", vmi.Name, err)

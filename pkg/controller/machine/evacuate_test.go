@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
 func TestReconcileEvacuation(t *testing.T) {
@@ -111,7 +113,7 @@ func TestReconcileEvacuation(t *testing.T) {
 }
 
 // newInfraFake returns a fake client of the infra cluster.
-func newInfraFake(t *testing.T, objs ...ctrlruntimeclient.Object) ctrlruntimeclient.Client {
+func newInfraFake(t *testing.T, objs ...ctrlruntimeclient.Object) ctrlruntimeclient.WithWatch {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := kubevirtcorev1.AddToScheme(scheme); err != nil {
@@ -232,4 +234,36 @@ func counted(t *testing.T, c *prometheus.CounterVec) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// TestRequestMigrationInFlight: KubeVirt's admission refuses a second
+// migration of a VMI while its own one has not reached the VMI's status;
+// that is no error, and no event or count follows.
+func TestRequestMigrationInFlight(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		err     error
+		wantErr bool
+	}{
+		{name: "KubeVirt's own migration in flight", err: apierrors.NewBadRequest(`admission webhook "migration-create-validator.kubevirt.io" denied the request: ` +
+			`in-flight migration detected. Active migration job (uid) is currently already in progress for VMI m-1.`)},
+		{name: "any other refusal", err: apierrors.NewBadRequest("Cannot migrate VMI, Reason: DisksNotLiveMigratable"), wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.r.infra = interceptor.NewClient(newInfraFake(t), interceptor.Funcs{
+				Create: func(context.Context, ctrlruntimeclient.WithWatch, ctrlruntimeclient.Object, ...ctrlruntimeclient.CreateOption) error {
+					return tc.err
+				},
+			})
+			vmi := evacuatedVMI(withPolicy("liveMigrate"))
+			err := f.r.requestMigration(t.Context(), &scope{machine: newMachine(), log: zap.NewNop().Sugar()}, vmi, evacuationPlan{policy: "liveMigrate", action: "liveMigrate"})
+			if (err != nil) != tc.wantErr {
+				t.Errorf("err = %v, want an error: %v", err, tc.wantErr)
+			}
+			if evs := f.events(); len(evs) > 0 {
+				t.Errorf("events %v for a migration not created", evs)
+			}
+		})
+	}
 }

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+)
+
+// Bounds of the demo run: starting takes about 90 s on a warm cache, a
+// teardown under a minute; both take longer on a busy machine.
+const (
+	demoUpTimeout       = 6 * time.Minute
+	demoTeardownTimeout = 3 * time.Minute
+)
+
+// TestDemoInterruptedWithClosedOutput runs the demo binary as `make demo |
+// tee demo.log` does, then does what Ctrl-C does there: tee goes away (its
+// end of the pipe is closed) and the demo gets SIGINT. The demo must still
+// delete and verify everything, exit 0, and leave none of the processes it
+// started (etcd, kube-apiserver, kube-controller-manager, virt-controller,
+// cdi-controller) running; it must not print controller-runtime's "never
+// called SetLogger" stack trace.
+func TestDemoInterruptedWithClosedOutput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two control planes")
+	}
+	bin := filepath.Join(t.TempDir(), "kubevirt-demo")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil { //nolint:gosec,noctx // builds this package
+		t.Fatalf("failed to build the demo: %v\n%s", err, out)
+	}
+	workDir := t.TempDir()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := os.Create(filepath.Join(workDir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-work-dir", workDir) //nolint:gosec,noctx // the binary just built; stopped by SIGINT below
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Stdout, cmd.Stderr = w, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	lines, up := readUntil(r, "Running until Ctrl-C", demoUpTimeout, exited)
+	if !up {
+		t.Fatalf("the demo did not come up within %s:\n%s\nstderr:\n%s", demoUpTimeout, lines, readFile(stderr.Name()))
+	}
+	started, err := envtest.Descendants(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(started); n < 8 {
+		t.Errorf("the demo runs %d processes, want at least 8 (etcd, kube-apiserver and kube-controller-manager twice, virt-controller, cdi-controller): %s", n, describe(started))
+	}
+
+	// Ctrl-C in `make demo | tee demo.log`: tee ends too, so the demo's
+	// output goes nowhere from now on.
+	_ = r.Close()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err // for the cleanup
+		if err != nil {
+			t.Errorf("the demo ended with %v after SIGINT, want exit status 0; stderr:\n%s", err, readFile(stderr.Name()))
+		}
+	case <-time.After(demoTeardownTimeout):
+		t.Fatalf("the demo did not end within %s of SIGINT; stderr:\n%s", demoTeardownTimeout, readFile(stderr.Name()))
+	}
+	for _, p := range started {
+		if p.Alive() {
+			t.Errorf("%s outlived the demo", p)
+			_ = p.Kill()
+		}
+	}
+	if errOut := readFile(stderr.Name()); strings.Contains(errOut, "SetLogger") {
+		t.Errorf("the demo printed controller-runtime's logger warning:\n%s", errOut)
+	}
+}
+
+// readUntil reads lines from r until one contains want, timeout passes or
+// the process exits, and returns what it read and whether want came.
+func readUntil(r *os.File, want string, timeout time.Duration, exited chan error) (string, bool) {
+	lines, stop := make(chan string), make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-stop:
+				return
+			}
+		}
+	}()
+	var read strings.Builder
+	deadline := time.After(timeout)
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				return read.String(), false
+			}
+			read.WriteString(line + "\n")
+			if strings.Contains(line, want) {
+				return read.String(), true
+			}
+		case err := <-exited:
+			exited <- err
+			return read.String() + "exited: " + errorString(err), false
+		case <-deadline:
+			return read.String(), false
+		}
+	}
+}
+
+func errorString(err error) string {
+	if err == nil {
+		return "status 0"
+	}
+	return err.Error()
+}
+
+func readFile(path string) string {
+	b, err := os.ReadFile(path) //nolint:gosec // the test's own file
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}

@@ -39,9 +39,9 @@ type clusters struct {
 
 func run(ctx context.Context, o options) (err error) {
 	o.step("Finding or building kube-apiserver, etcd and kube-controller-manager, and KubeVirt's and CDI's own controllers, from source " +
-		"(cached; the first build takes about 20 minutes on 2 cores)")
+		"(once: the first build takes about 20 minutes on 2 cores, later runs use the cache)")
 	start := time.Now()
-	if err := envtest.BuildBinaries(ctx, o.out); err != nil {
+	if err := buildBinaries(ctx, o.out); err != nil {
 		return err
 	}
 	o.step("Starting two local control planes, the user cluster and the KubeVirt infra cluster (kube-apiserver, etcd, kube-controller-manager); " +
@@ -93,10 +93,11 @@ func run(ctx context.Context, o options) (err error) {
 		return err
 	}
 	o.step("Applied MachineDeployment %s/%s (%d replicas) to the user cluster", md.Namespace, md.Name, replicasOf(md))
-	if err := waitReady(ctx, o, cl, md); err != nil {
+	// Interrupted while waiting, the demo still deletes and verifies.
+	if err := waitReady(ctx, o, cl, md); err != nil && ctx.Err() == nil {
 		return err
 	}
-	if !o.once {
+	if !o.once && ctx.Err() == nil {
 		o.step("Running until Ctrl-C; then the MachineDeployment is deleted and everything it made must go")
 		<-ctx.Done()
 	}

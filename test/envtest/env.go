@@ -150,6 +150,10 @@ func New(ctx context.Context, opts ...Option) (*Env, error) {
 	if err := os.Mkdir(apiServer.CertDir, 0o700); err != nil {
 		return nil, errors.Join(fmt.Errorf("failed to create the API server's certificate directory: %w", err), e.Stop())
 	}
+	// etcd and kube-apiserver end with this process, like the components.
+	if err := e.dieWithProcess(dir); err != nil {
+		return nil, errors.Join(err, e.Stop())
+	}
 	if err := e.start(ctx, dir, o); err != nil {
 		return nil, errors.Join(err, e.Stop())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/spf13/cobra"
@@ -43,6 +44,8 @@ type bundleCreateOptions struct {
 	skip        []string
 	keepWorkDir bool
 	signingKey  string
+	platforms   []string
+	referrers   bool
 }
 
 func newBundleCreateCommand(g *globalOptions) *cobra.Command {
@@ -57,7 +60,16 @@ blob already downloaded. The default work directory is removed after success
 unless --keep-work-dir is set; one given with --work-dir is kept. A FILE ending in .zst is zstd-compressed, one
 ending in .gz or .tgz gzip-compressed (or choose with --compression).
 --signing-key signs checksums.txt, which lists every other file, into
-checksums.txt.sig (see bundle sign).`,
+checksums.txt.sig (see bundle sign).
+
+--platform (repeatable or comma-separated, default linux/amd64) chooses the
+platforms of multi-platform images. With every platform of an image index
+chosen the index is stored byte for byte; with some, a filtered index of the
+chosen manifests is stored, which has a digest of its own (bundle.json keeps
+the upstream one). A single-platform image for a platform not chosen is an
+error. The signatures, attestations and SBOMs attached to each image, as
+cosign tags (sha256-<hex>.sig, .att, .sbom) or OCI referrers, are stored
+with it unless --referrers=false.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context()) },
 	}
@@ -68,13 +80,21 @@ checksums.txt.sig (see bundle sign).`,
 	f.BoolVar(&o.keepWorkDir, "keep-work-dir", false, "keep the work directory after success")
 	f.StringSliceVar(&o.skip, "skip", nil, "components whose images to leave out: cni-plugins, multus, kubevirt, cdi")
 	f.StringVar(&o.signingKey, "signing-key", "", "private key to sign the bundle with: cosign.key (password from "+passwordEnv+") or a PEM private key")
+	f.StringSliceVar(&o.platforms, "platform", []string{bundle.DefaultPlatform},
+		"platforms to store of each multi-platform image, os/architecture[/variant]; repeatable or comma-separated")
+	f.BoolVar(&o.referrers, "referrers", true,
+		"store the signatures, attestations and SBOMs attached to each image (cosign tags and OCI referrers)")
 	_ = cmd.MarkFlagRequired("output")
-	o.transfer.bind(f, true)
+	o.transfer.bind(f, false)
+	o.transfer.bindPullMirrors(f)
 	return cmd
 }
 
 // Run creates the bundle.
 func (o *bundleCreateOptions) Run(ctx context.Context) error {
+	if _, err := bundle.ParsePlatforms(o.platforms); err != nil {
+		return fmt.Errorf("invalid --platform: %w", err)
+	}
 	cs, err := components.Without(components.Default(), o.skip)
 	if err != nil {
 		return err
@@ -105,7 +125,7 @@ func (o *bundleCreateOptions) Run(ctx context.Context) error {
 	}
 	refs := installer.Images(releases)
 	fmt.Fprintf(o.out, "pulling %d images\n", len(refs))
-	items, err := mirror.Pull(ctx, refs, mirrors, opts)
+	items, err := bundle.Pull(ctx, refs, mirrors, bundle.PullOptions{Transfer: opts, Referrers: o.referrers})
 	if err != nil {
 		return err
 	}
@@ -116,7 +136,7 @@ func (o *bundleCreateOptions) Run(ctx context.Context) error {
 	res, err := bundle.Create(ctx, bundle.CreateOptions{
 		Output: o.output, WorkDir: workDir, Charts: charts.FS, Images: items, Progress: o.out,
 		Compression: compression, Signer: signer,
-		Platform: opts.Platform.OS + "/" + opts.Platform.Architecture,
+		Platforms: o.platforms,
 	})
 	if err != nil {
 		return err
@@ -173,7 +193,7 @@ func (o *bundleVerifyOptions) Run(_ context.Context, file string) error {
 		return fmt.Errorf("bundle %s has aggregate checksum %s, want %s", file, v.Checksum, o.checksum)
 	}
 	fmt.Fprintf(o.out, "%s: verified %d files, %d images for %s, aggregate checksum %s, %s\n",
-		file, v.Files, len(v.Metadata.Images), v.Metadata.Platform, v.Checksum, signatureState(v, o.key.file))
+		file, v.Files, len(v.Metadata.Images), strings.Join(v.Metadata.Platforms, ","), v.Checksum, signatureState(v, o.key.file))
 	return nil
 }
 
@@ -195,7 +215,10 @@ func newBundlePushCommand(g *globalOptions) *cobra.Command {
 copies every image to the registry under its upstream repository path and
 tag (quay.io/kubevirt/virt-api:v1.9.0 goes to HOST/PATH/kubevirt/virt-api:v1.9.0),
 several at a time, retrying transient errors and skipping blobs the registry
-already has. Credentials come from the Docker config (docker login). With
+already has. An image index is pushed as it is stored, so the registry
+reports the digest bundle.json records; each image's signatures,
+attestations and SBOMs follow it, under their cosign tags or as OCI
+referrers of their subject. Credentials come from the Docker config (docker login). With
 --key, a bundle not signed with that key is refused before any image is read.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.Run(cmd.Context(), args[0]) },
@@ -240,6 +263,11 @@ func (o *bundlePushOptions) Run(ctx context.Context, file string) error {
 	if err := mirror.Copy(ctx, items, reg, opts); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.out, "pushed %d images of %s (checksum %s, %s) to %s\n", len(items), file, v.Checksum, signatureState(v, o.key.file), reg)
+	referrers := 0
+	for _, item := range items {
+		referrers += len(item.Referrers)
+	}
+	fmt.Fprintf(o.out, "pushed %d images and %d referrers of %s (checksum %s, %s) to %s\n",
+		len(items), referrers, file, v.Checksum, signatureState(v, o.key.file), reg)
 	return nil
 }

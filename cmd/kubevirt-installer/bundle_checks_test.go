@@ -39,7 +39,7 @@ func checkTampered(t *testing.T, file, tampered, registry string) {
 func checkPush(t *testing.T, file, registry string, private *registrytest.Registry, n int) {
 	t.Helper()
 	out, err := execute(t, "bundle", "push", file, "--registry", registry)
-	if err != nil || !strings.Contains(out, fmt.Sprintf("pushed %d images of", n)) {
+	if err != nil || !strings.Contains(out, fmt.Sprintf("pushed %d images and 0 referrers of", n)) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	if c := private.Counts(); c.ManifestPuts != n || c.BlobUploads == 0 {

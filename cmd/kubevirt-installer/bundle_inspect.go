@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -26,8 +27,9 @@ func newBundleInspectCommand(g *globalOptions) *cobra.Command {
 		Use:   "inspect FILE [-o table|json]",
 		Short: "List what a bundle holds, from its SBOM",
 		Long: `inspect verifies the bundle like verify and prints its SBOM (sbom.cdx.json,
-CycloneDX JSON): every image with its reference, manifest digest and
-platform, and every chart with its version. -o json prints the SBOM document
+CycloneDX JSON): every image with its reference, manifest digest,
+platforms and number of stored referrers (signatures, attestations, SBOMs),
+and every chart with its version. -o json prints the SBOM document
 itself. A bundle carries no binaries, so none are listed. --key checks the
 signature first, as for verify.`,
 		Args: cobra.ExactArgs(1),
@@ -68,7 +70,7 @@ func (o *bundleInspectOptions) Run(_ context.Context, file string) error {
 // writeSBOMTable prints one row per component of bom.
 func writeSBOMTable(out io.Writer, bom *cdx.BOM) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "KIND\tNAME\tVERSION\tDIGEST\tPLATFORM")
+	fmt.Fprintln(w, "KIND\tNAME\tVERSION\tDIGEST\tPLATFORMS\tREFERRERS")
 	counts := map[string]int{}
 	if bom.Components != nil {
 		for _, c := range *bom.Components {
@@ -82,7 +84,12 @@ func writeSBOMTable(out io.Writer, bom *cdx.BOM) error {
 					}
 				}
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", kind, c.Name, dash(c.Version), dash(digest), dash(property(c, bundle.PropertyPlatform)))
+			referrers := "-"
+			if kind == bundle.KindImage {
+				referrers = strconv.Itoa(len(properties(c, bundle.PropertyReferrer)))
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", kind, c.Name, dash(c.Version), dash(digest),
+				dash(strings.Join(properties(c, bundle.PropertyPlatform), ",")), referrers)
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -92,17 +99,26 @@ func writeSBOMTable(out io.Writer, bom *cdx.BOM) error {
 	return err
 }
 
-// property returns the value of c's property name, or "".
+// property returns the value of c's first property name, or "".
 func property(c cdx.Component, name string) string {
-	if c.Properties == nil {
-		return ""
-	}
-	for _, p := range *c.Properties {
-		if p.Name == name {
-			return p.Value
-		}
+	if values := properties(c, name); len(values) > 0 {
+		return values[0]
 	}
 	return ""
+}
+
+// properties returns the values of c's properties name, in order.
+func properties(c cdx.Component, name string) []string {
+	if c.Properties == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range *c.Properties {
+		if p.Name == name {
+			out = append(out, p.Value)
+		}
+	}
+	return out
 }
 
 func dash(s string) string {

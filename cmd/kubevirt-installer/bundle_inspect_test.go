@@ -42,14 +42,17 @@ func fixedBundle(t *testing.T) string {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "fixed.tar")
 	_, err := bundle.Create(t.Context(), bundle.CreateOptions{
-		Output: file, Platform: "linux/amd64",
+		Output: file, Platforms: []string{"linux/amd64", "linux/arm64"},
 		Charts: fstest.MapFS{
 			"kubevirt/Chart.yaml":              {Data: []byte("apiVersion: v2\nname: kubevirt\nversion: 1.9.0\nappVersion: v1.9.0\n")},
 			"kubevirt/charts/crds/Chart.yaml":  {Data: []byte("apiVersion: v2\nname: kubevirt-crds\nversion: 1.9.0\n")},
 			"kubevirt/templates/operator.yaml": {Data: []byte("kind: Deployment\n")},
 		},
 		Images: []mirror.Item{
-			{Ref: "quay.io/kubevirt/virt-operator:v1.9.0", Image: fixedImage(t, "virt-operator", "amd64", "")},
+			{
+				Ref: "quay.io/kubevirt/virt-operator:v1.9.0", Image: fixedImage(t, "virt-operator", "amd64", ""),
+				Referrers: []mirror.Item{{Ref: "quay.io/kubevirt/virt-operator:sha256-0123.sig", Image: fixedImage(t, "signature", "amd64", "")}},
+			},
 			{Ref: "ghcr.io/k8snetworkplumbingwg/multus-cni:v4.3.0-thick", Image: fixedImage(t, "multus", "arm64", "v8")},
 		},
 	})

@@ -26,9 +26,14 @@ func (t *transferFlags) bind(f *pflag.FlagSet, pull bool) {
 	f.BoolVar(&t.plainHTTP, "plain-http", false, "talk HTTP instead of HTTPS to --registry (loopback and private addresses always use HTTP)")
 	if pull {
 		f.StringVar(&t.platform, "platform", "linux/amd64", "platform whose images are pulled, as os/architecture")
-		f.StringToStringVar(&t.pullMirrors, "pull-mirror", nil,
-			"pull the images of an upstream registry from another one, e.g. quay.io=cache.local/quay (a pull-through cache)")
+		t.bindPullMirrors(f)
 	}
+}
+
+// bindPullMirrors binds --pull-mirror.
+func (t *transferFlags) bindPullMirrors(f *pflag.FlagSet) {
+	f.StringToStringVar(&t.pullMirrors, "pull-mirror", nil,
+		"pull the images of an upstream registry from another one, e.g. quay.io=cache.local/quay (a pull-through cache)")
 }
 
 // options returns the mirror options the flags describe.

@@ -45,7 +45,7 @@ func upstream(t *testing.T) (*registrytest.Registry, []mirror.Item) {
 func create(t *testing.T, items []mirror.Item, out string, compression Compression) *Result {
 	t.Helper()
 	res, err := Create(t.Context(), CreateOptions{
-		Output: out, Compression: compression, Charts: testCharts, Images: items, Platform: "linux/amd64",
+		Output: out, Compression: compression, Charts: testCharts, Images: items, Platforms: []string{"linux/amd64"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestCreateVerifyAndResume(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "bundle.tar")
 			var progress bytes.Buffer
 			first, err := Create(t.Context(), CreateOptions{
-				Output: out, Compression: compression, Charts: testCharts, Images: items, Platform: "linux/amd64", Progress: &progress,
+				Output: out, Compression: compression, Charts: testCharts, Images: items, Platforms: []string{"linux/amd64"}, Progress: &progress,
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -11,17 +11,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/mirror"
 )
-
-// refAnnotation is the OCI annotation that names an index entry's reference.
-const refAnnotation = "org.opencontainers.image.ref.name"
 
 // CreateOptions are the inputs of Create.
 type CreateOptions struct {
@@ -37,8 +32,10 @@ type CreateOptions struct {
 	Charts fs.FS
 	// Images are the images to store.
 	Images []mirror.Item
-	// Platform is recorded in the metadata, as os/architecture.
-	Platform string
+	// Platforms are the platforms to store of each image index, as
+	// os/architecture[/variant]; none is DefaultPlatform. A single-platform
+	// image for another platform is an error.
+	Platforms []string
 	// Progress receives a line per image and a summary; nil discards them.
 	Progress io.Writer
 	// Signer signs checksums.txt into checksums.txt.sig; nil leaves the
@@ -82,11 +79,15 @@ func Create(ctx context.Context, opts CreateOptions) (*Result, error) {
 	if err := b.writeCharts(opts.Charts); err != nil {
 		return nil, err
 	}
-	meta, err := b.writeImages(ctx, opts.Images)
+	platforms, err := ParsePlatforms(opts.Platforms)
 	if err != nil {
 		return nil, err
 	}
-	meta.Platform, meta.Charts = opts.Platform, b.charts
+	meta, err := b.writeImages(ctx, opts.Images, platforms)
+	if err != nil {
+		return nil, err
+	}
+	meta.Platforms, meta.Charts = platformStrings(platforms), b.charts
 	if err := b.writeDescriptions(meta); err != nil {
 		return nil, err
 	}
@@ -187,102 +188,6 @@ func (b *builder) writeCharts(charts fs.FS) error {
 		return fmt.Errorf("failed to copy the charts: %w", err)
 	}
 	return nil
-}
-
-// writeImages stores every image in the OCI layout and writes its index.
-func (b *builder) writeImages(ctx context.Context, items []mirror.Item) (*Metadata, error) {
-	if err := b.writeFile(path.Join(ImagesDir, "oci-layout"), []byte(`{"imageLayoutVersion":"1.0.0"}`+"\n")); err != nil {
-		return nil, err
-	}
-	index := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex}
-	meta := &Metadata{FormatVersion: FormatVersion}
-	sorted := append([]mirror.Item(nil), items...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Ref < sorted[j].Ref })
-	for i, item := range sorted {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("failed to store the images: %w", err)
-		}
-		desc, err := b.writeImage(item)
-		if err != nil {
-			return nil, fmt.Errorf("failed to store %s: %w", item.Ref, err)
-		}
-		desc.Annotations = map[string]string{refAnnotation: item.Ref}
-		index.Manifests = append(index.Manifests, desc)
-		platform, err := imagePlatform(item.Image)
-		if err != nil {
-			return nil, fmt.Errorf("failed to read the platform of %s: %w", item.Ref, err)
-		}
-		meta.Images = append(meta.Images, ImageEntry{Ref: item.Ref, Digest: desc.Digest.String(), Platform: platform})
-		fmt.Fprintf(b.progress, "image %d/%d %s: %s fetched, %s reused\n", i+1, len(sorted), item.Ref,
-			humanBytes(b.result.BytesFetched), humanBytes(b.result.BytesReused))
-	}
-	data, err := json.MarshalIndent(index, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("failed to encode the image index: %w", err)
-	}
-	return meta, b.writeFile(path.Join(ImagesDir, "index.json"), append(data, '\n'))
-}
-
-// writeImage stores one image's layers, config and manifest as blobs.
-func (b *builder) writeImage(item mirror.Item) (v1.Descriptor, error) {
-	img := item.Image
-	layers, err := img.Layers()
-	if err != nil {
-		return v1.Descriptor{}, fmt.Errorf("failed to list the layers: %w", err)
-	}
-	for _, layer := range layers {
-		digest, err := layer.Digest()
-		if err != nil {
-			return v1.Descriptor{}, fmt.Errorf("failed to read a layer digest: %w", err)
-		}
-		size, err := layer.Size()
-		if err != nil {
-			return v1.Descriptor{}, fmt.Errorf("failed to read the size of layer %s: %w", digest, err)
-		}
-		if err := b.writeBlob(digest, size, layer.Compressed); err != nil {
-			return v1.Descriptor{}, err
-		}
-	}
-	config, err := img.RawConfigFile()
-	if err != nil {
-		return v1.Descriptor{}, fmt.Errorf("failed to read the config: %w", err)
-	}
-	if err := b.writeSmallBlob(config); err != nil {
-		return v1.Descriptor{}, err
-	}
-	manifest, err := img.RawManifest()
-	if err != nil {
-		return v1.Descriptor{}, fmt.Errorf("failed to read the manifest: %w", err)
-	}
-	if err := b.writeSmallBlob(manifest); err != nil {
-		return v1.Descriptor{}, err
-	}
-	mediaType, err := img.MediaType()
-	if err != nil {
-		return v1.Descriptor{}, fmt.Errorf("failed to read the media type: %w", err)
-	}
-	digest, _, err := v1.SHA256(bytesReader(manifest))
-	if err != nil {
-		return v1.Descriptor{}, fmt.Errorf("failed to hash the manifest: %w", err)
-	}
-	return v1.Descriptor{MediaType: mediaType, Size: int64(len(manifest)), Digest: digest}, nil
-}
-
-// imagePlatform is os/architecture[/variant] of img's config, empty when
-// the config names none.
-func imagePlatform(img v1.Image) (string, error) {
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return "", err
-	}
-	if cfg.OS == "" || cfg.Architecture == "" {
-		return "", nil
-	}
-	p := cfg.OS + "/" + cfg.Architecture
-	if cfg.Variant != "" {
-		p += "/" + cfg.Variant
-	}
-	return p, nil
 }
 
 func (b *builder) writeSmallBlob(data []byte) error {

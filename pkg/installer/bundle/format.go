@@ -65,15 +65,17 @@ func ParseCompression(s string) (Compression, error) {
 }
 
 // FormatVersion is the version of the bundle format this package writes and
-// reads.
-const FormatVersion = 1
+// reads. Version 2 stores image indexes and referrers and records
+// platforms per image.
+const FormatVersion = 2
 
 // Metadata describes a bundle's content.
 type Metadata struct {
 	// FormatVersion is the bundle format's version.
 	FormatVersion int `json:"formatVersion"`
-	// Platform is the platform of the stored images, as os/architecture.
-	Platform string `json:"platform"`
+	// Platforms are the platforms chosen at creation, as
+	// os/architecture[/variant].
+	Platforms []string `json:"platforms"`
 	// Images are the stored images, sorted by reference.
 	Images []ImageEntry `json:"images"`
 	// Charts are the stored charts, subcharts included, sorted by path.
@@ -95,11 +97,30 @@ type ChartEntry struct {
 type ImageEntry struct {
 	// Ref is the image's upstream reference.
 	Ref string `json:"ref"`
-	// Digest is the digest of the stored image manifest.
+	// Digest is the digest of the stored image manifest or index.
 	Digest string `json:"digest"`
-	// Platform is the image's platform, os/architecture[/variant], from its
-	// config.
-	Platform string `json:"platform,omitempty"`
+	// MediaType is the media type of the stored manifest or index.
+	MediaType string `json:"mediaType,omitempty"`
+	// Platforms are the stored platforms, os/architecture[/variant]: those
+	// of the manifests an index lists, or the one of an image's config.
+	Platforms []string `json:"platforms,omitempty"`
+	// UpstreamDigest is the digest of the upstream index when the bundle
+	// holds a filtered copy of it, which has a digest of its own; empty
+	// when the stored manifest is the upstream one.
+	UpstreamDigest string `json:"upstreamDigest,omitempty"`
+	// Referrers are the stored manifests attached to the image.
+	Referrers []ReferrerEntry `json:"referrers,omitempty"`
+}
+
+// ReferrerEntry is one stored signature, attestation or SBOM of an image.
+type ReferrerEntry struct {
+	// Ref is its upstream reference: a cosign tag
+	// (REPOSITORY:sha256-<hex>.sig) or, for an OCI referrer, a digest.
+	Ref string `json:"ref"`
+	// Digest is the digest of its manifest.
+	Digest string `json:"digest"`
+	// MediaType is the media type of its manifest.
+	MediaType string `json:"mediaType,omitempty"`
 }
 
 // Refs returns the references of the stored images.

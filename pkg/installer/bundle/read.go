@@ -166,7 +166,8 @@ func walk(tr *tar.Reader, opts ReadOptions, cp *copier) (*Verified, error) {
 	if err := cp.head(list); err != nil {
 		return nil, err
 	}
-	c := &checker{sums: sums, seen: map[string]bool{}, bad: &TamperedError{}, dir: opts.Dir, want: opts.Want, kept: map[string][]byte{}}
+	c := &checker{sums: sums, seen: map[string]bool{}, bad: &TamperedError{}, dir: opts.Dir, want: opts.Want, kept: map[string][]byte{},
+		blobs: map[string][]byte{}}
 	for ; hdr != nil; hdr, err = next(tr) {
 		if err := c.visit(tr, hdr, cp); err != nil {
 			return nil, err
@@ -186,6 +187,9 @@ func walk(tr *tar.Reader, opts ReadOptions, cp *copier) (*Verified, error) {
 	}
 	v, err := finish(list, c.kept[MetadataFile], len(c.seen)+1)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkPlatforms(v.Metadata, c.blobs); err != nil {
 		return nil, err
 	}
 	v.Signed, v.SignatureChecked, v.SBOM = sig != nil, opts.Key != nil, c.kept[SBOMFile]
@@ -251,6 +255,9 @@ type checker struct {
 	want func(string) bool
 	// kept holds the content of the metadata and the SBOM.
 	kept map[string][]byte
+	// blobs holds the JSON blobs of the layout up to maxManifestSize by
+	// hex digest: manifests, indexes and configs, to check platforms with.
+	blobs map[string][]byte
 }
 
 // check hashes one entry, extracting it when wanted, and records a
@@ -266,18 +273,25 @@ func (c *checker) check(r io.Reader, hdr *tar.Header) error {
 	if c.dir != "" && (c.want == nil || c.want(hdr.Name)) {
 		target = filepath.Join(c.dir, filepath.FromSlash(hdr.Name))
 	}
-	got, data, err := consume(r, target, hdr.Name == MetadataFile || hdr.Name == SBOMFile)
+	blob := strings.HasPrefix(hdr.Name, blobsDir) && hdr.Size <= maxManifestSize
+	got, data, err := consume(r, target, hdr.Name == MetadataFile || hdr.Name == SBOMFile || blob)
 	if err != nil {
 		return fmt.Errorf("failed to read %s: %w", hdr.Name, err)
 	}
 	if got != expected {
 		c.bad.Changed = append(c.bad.Changed, hdr.Name)
 	}
-	if data != nil {
+	switch {
+	case blob && bytes.HasPrefix(data, []byte("{")):
+		c.blobs[strings.TrimPrefix(hdr.Name, blobsDir)] = data
+	case data != nil && !blob:
 		c.kept[hdr.Name] = data
 	}
 	return nil
 }
+
+// blobsDir is the directory of the layout's sha256 blobs, with a slash.
+const blobsDir = ImagesDir + "/blobs/sha256/"
 
 // consume hashes one entry, writing it to target unless target is empty and
 // returning its content when keep is set.

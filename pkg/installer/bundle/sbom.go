@@ -22,6 +22,12 @@ const (
 	PropertyPlatform = "kkp-kubevirt:bundle:platform"
 	// PropertyPath is a file's or a chart's path in the bundle.
 	PropertyPath = "kkp-kubevirt:bundle:path"
+	// PropertyUpstreamDigest is the digest of an upstream index the bundle
+	// holds a filtered copy of.
+	PropertyUpstreamDigest = "kkp-kubevirt:bundle:upstream-digest"
+	// PropertyReferrer is the reference of a stored signature, attestation
+	// or SBOM of an image, one property per referrer.
+	PropertyReferrer = "kkp-kubevirt:bundle:referrer"
 )
 
 // Kinds of SBOM components.
@@ -41,7 +47,7 @@ func BuildSBOM(meta Metadata) *cdx.BOM {
 		Tools: &cdx.ToolsChoice{Components: &[]cdx.Component{{Type: cdx.ComponentTypeApplication, Name: "kubevirt-installer"}}},
 		Component: &cdx.Component{
 			Type: cdx.ComponentTypeData, Name: "kubevirt-installer offline bundle",
-			Properties: &[]cdx.Property{{Name: PropertyPlatform, Value: meta.Platform}},
+			Properties: platformProperties(nil, meta.Platforms),
 		},
 	}
 	components := make([]cdx.Component, 0, len(meta.Images)+len(meta.Charts))
@@ -61,9 +67,11 @@ func BuildSBOM(meta Metadata) *cdx.BOM {
 	return bom
 }
 
-// imageComponent describes one image. Its package URL follows the purl oci
-// type: the repository's last segment as name, the manifest digest as
-// version, the repository and tag as qualifiers.
+// imageComponent describes one image: one platform property per stored
+// platform and one referrer property per stored referrer. Its package URL
+// follows the purl oci type: the repository's last segment as name, the
+// manifest digest as version, the repository and tag as qualifiers, and the architecture for a
+// single-platform image.
 func imageComponent(img ImageEntry) cdx.Component {
 	repo, tag := img.Ref, ""
 	if ref, err := name.ParseReference(img.Ref); err == nil {
@@ -76,17 +84,33 @@ func imageComponent(img ImageEntry) cdx.Component {
 		{Name: PropertyKind, Value: KindImage},
 		{Name: PropertyReference, Value: img.Ref},
 	}
-	if img.Platform != "" {
-		props = append(props, cdx.Property{Name: PropertyPlatform, Value: img.Platform})
+	props = *platformProperties(props, img.Platforms)
+	if img.UpstreamDigest != "" {
+		props = append(props, cdx.Property{Name: PropertyUpstreamDigest, Value: img.UpstreamDigest})
+	}
+	for _, r := range img.Referrers {
+		props = append(props, cdx.Property{Name: PropertyReferrer, Value: r.Ref})
+	}
+	arch := ""
+	if len(img.Platforms) == 1 {
+		arch = img.Platforms[0]
 	}
 	c := cdx.Component{
 		BOMRef: img.Ref, Type: cdx.ComponentTypeContainer, Name: repo, Version: tag,
-		PackageURL: ociPURL(repo, tag, img.Digest, img.Platform), Properties: &props,
+		PackageURL: ociPURL(repo, tag, img.Digest, arch), Properties: &props,
 	}
 	if algo, hex, ok := strings.Cut(img.Digest, ":"); ok && algo == "sha256" {
 		c.Hashes = &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: hex}}
 	}
 	return c
+}
+
+// platformProperties appends one platform property per platform to props.
+func platformProperties(props []cdx.Property, platforms []string) *[]cdx.Property {
+	for _, p := range platforms {
+		props = append(props, cdx.Property{Name: PropertyPlatform, Value: p})
+	}
+	return &props
 }
 
 // ociPURL returns pkg:oci/NAME@DIGEST?arch=...&repository_url=...&tag=...,

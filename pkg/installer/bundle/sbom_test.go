@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
@@ -13,7 +14,16 @@ import (
 
 // sbomEntry is what the SBOM says of one component.
 type sbomEntry struct {
-	Kind, Name, Version, PURL, SHA256, Reference, Platform, Path string
+	// Platform and Referrer list every such property, comma-separated.
+	Kind, Name, Version, PURL, SHA256, Reference, Platform, Path, Referrer string
+}
+
+// appendValue appends v to a comma-separated list.
+func appendValue(list, v string) string {
+	if list == "" {
+		return v
+	}
+	return list + "," + v
 }
 
 func sbomEntries(bom *cdx.BOM) []sbomEntry {
@@ -30,7 +40,9 @@ func sbomEntries(bom *cdx.BOM) []sbomEntry {
 			case PropertyReference:
 				e.Reference = p.Value
 			case PropertyPlatform:
-				e.Platform = p.Value
+				e.Platform = appendValue(e.Platform, p.Value)
+			case PropertyReferrer:
+				e.Referrer = appendValue(e.Referrer, p.Value)
 			case PropertyPath:
 				e.Path = p.Value
 			}
@@ -43,9 +55,13 @@ func sbomEntries(bom *cdx.BOM) []sbomEntry {
 func TestBuildSBOM(t *testing.T) {
 	digest := "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	bom := BuildSBOM(Metadata{
-		FormatVersion: FormatVersion, Platform: "linux/arm64",
+		FormatVersion: FormatVersion, Platforms: []string{"linux/arm64", "linux/amd64"},
 		Images: []ImageEntry{
-			{Ref: "quay.io/kubevirt/virt-api:v1.9.0", Digest: digest, Platform: "linux/arm64/v8"},
+			{Ref: "quay.io/kubevirt/virt-api:v1.9.0", Digest: digest, Platforms: []string{"linux/arm64/v8"}},
+			{
+				Ref: "quay.io/kubevirt/virt-handler:v1.9.0", Digest: digest, Platforms: []string{"linux/amd64", "linux/arm64/v8"},
+				Referrers: []ReferrerEntry{{Ref: "quay.io/kubevirt/virt-handler:sha256-0123.sig", Digest: digest}},
+			},
 			{Ref: "registry.example.com:5000/team/tool@" + digest, Digest: digest},
 		},
 		Charts: []ChartEntry{{Path: "charts/kubevirt", Name: "kubevirt", Version: "1.9.0", AppVersion: "v1.9.0"}},
@@ -55,6 +71,12 @@ func TestBuildSBOM(t *testing.T) {
 			Kind: KindImage, Name: "quay.io/kubevirt/virt-api", Version: "v1.9.0",
 			PURL:   "pkg:oci/virt-api@sha256%3A0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef?arch=arm64&repository_url=quay.io%2Fkubevirt%2Fvirt-api&tag=v1.9.0",
 			SHA256: digest[len("sha256:"):], Reference: "quay.io/kubevirt/virt-api:v1.9.0", Platform: "linux/arm64/v8",
+		},
+		{
+			Kind: KindImage, Name: "quay.io/kubevirt/virt-handler", Version: "v1.9.0",
+			PURL:   "pkg:oci/virt-handler@sha256%3A0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef?repository_url=quay.io%2Fkubevirt%2Fvirt-handler&tag=v1.9.0",
+			SHA256: digest[len("sha256:"):], Reference: "quay.io/kubevirt/virt-handler:v1.9.0", Platform: "linux/amd64,linux/arm64/v8",
+			Referrer: "quay.io/kubevirt/virt-handler:sha256-0123.sig",
 		},
 		{
 			Kind: KindImage, Name: "registry.example.com:5000/team/tool",
@@ -108,7 +130,11 @@ func TestCreatedBundleSBOM(t *testing.T) {
 		platforms[item.Ref] = path.Join(cfg.OS, cfg.Architecture, cfg.Variant)
 	}
 	out := filepath.Join(t.TempDir(), "bundle.tar")
-	create(t, items, out, CompressionNone)
+	if _, err := Create(t.Context(), CreateOptions{
+		Output: out, Charts: testCharts, Images: items, Platforms: []string{"linux/amd64,linux/arm64"},
+	}); err != nil {
+		t.Fatal(err)
+	}
 	v, err := Verify(out)
 	if err != nil {
 		t.Fatal(err)
@@ -122,8 +148,8 @@ func TestCreatedBundleSBOM(t *testing.T) {
 	}
 	var want []sbomEntry
 	for _, img := range v.Metadata.Images {
-		if img.Platform != platforms[img.Ref] || len(img.Digest) != len("sha256:")+64 {
-			t.Errorf("metadata of %s: platform %q, digest %q; want platform %q and a sha256 digest", img.Ref, img.Platform, img.Digest, platforms[img.Ref])
+		if strings.Join(img.Platforms, ",") != platforms[img.Ref] || len(img.Digest) != len("sha256:")+64 {
+			t.Errorf("metadata of %s: platforms %q, digest %q; want platform %q and a sha256 digest", img.Ref, img.Platforms, img.Digest, platforms[img.Ref])
 		}
 		want = append(want, sbomEntry{Kind: KindImage, Reference: img.Ref, SHA256: img.Digest[len("sha256:"):], Platform: platforms[img.Ref]})
 	}

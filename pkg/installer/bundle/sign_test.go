@@ -73,7 +73,7 @@ func TestSignedBundle(t *testing.T) {
 		t.Run(filepath.Base(k.Private), func(t *testing.T) {
 			out := filepath.Join(dir, filepath.Base(k.Private)+".tar")
 			res, err := Create(t.Context(), CreateOptions{
-				Output: out, Charts: testCharts, Images: items, Platform: "linux/amd64", Signer: k.signer(t),
+				Output: out, Charts: testCharts, Images: items, Platforms: []string{"linux/amd64"}, Signer: k.signer(t),
 			})
 			if err != nil {
 				t.Fatal(err)

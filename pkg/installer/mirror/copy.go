@@ -27,8 +27,16 @@ type Item struct {
 	// Ref is the image's upstream reference; the copy goes to Ref
 	// relocated to the destination registry.
 	Ref string
-	// Image is the image's content.
+	// Image is the image's content; nil when Index is set.
 	Image v1.Image
+	// Index is the content of an item that is an image index. It is
+	// written as it is, so the registry reports the digest it has here.
+	Index v1.ImageIndex
+	// Referrers are manifests attached to the item (signatures,
+	// attestations, SBOMs), each under its own reference in the item's
+	// repository: a cosign tag, or a digest for an OCI referrer, whose
+	// subject field points at the item. They are written after the item.
+	Referrers []Item
 }
 
 // Options tune Copy and Pull.
@@ -73,6 +81,12 @@ func (o Options) withDefaults() Options {
 		o.Platform = &v1.Platform{OS: "linux", Architecture: "amd64"}
 	}
 	return o
+}
+
+// RemoteOptions are the go-containerregistry options of one request series
+// with o's defaults applied.
+func (o Options) RemoteOptions(ctx context.Context) []remote.Option {
+	return o.withDefaults().remoteOptions(ctx)
 }
 
 // remoteOptions are the go-containerregistry options of one request series.
@@ -122,8 +136,22 @@ func Copy(ctx context.Context, items []Item, dst Registry, opts Options) error {
 	return errors.Join(errs...)
 }
 
-// copyOne writes one item, retrying.
+// copyOne writes one item and then its referrers.
 func copyOne(ctx context.Context, item Item, dst Registry, opts Options) (string, error) {
+	target, err := writeOne(ctx, item, dst, opts)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range item.Referrers {
+		if _, err := writeOne(ctx, r, dst, opts); err != nil {
+			return "", fmt.Errorf("failed to push a referrer of %s: %w", item.Ref, err)
+		}
+	}
+	return target, nil
+}
+
+// writeOne writes one item's image or index, retrying.
+func writeOne(ctx context.Context, item Item, dst Registry, opts Options) (string, error) {
 	target, err := dst.Relocate(item.Ref)
 	if err != nil {
 		return "", err
@@ -138,7 +166,11 @@ func copyOne(ctx context.Context, item Item, dst Registry, opts Options) (string
 	}
 	wait := opts.Backoff
 	for attempt := 1; ; attempt++ {
-		err = remote.Write(ref, item.Image, opts.remoteOptions(ctx)...)
+		if item.Index != nil {
+			err = remote.WriteIndex(ref, item.Index, opts.remoteOptions(ctx)...)
+		} else {
+			err = remote.Write(ref, item.Image, opts.remoteOptions(ctx)...)
+		}
 		if err == nil {
 			return target, nil
 		}

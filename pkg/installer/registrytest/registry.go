@@ -47,11 +47,25 @@ type Registry struct {
 	failures int
 }
 
+// Option configures a Registry.
+type Option func(*[]registry.Option)
+
+// WithReferrersAPI serves the OCI 1.1 referrers API. Without it the
+// registry answers the API with 404, and clients fall back to the
+// sha256-<hex> tag schema.
+func WithReferrersAPI() Option {
+	return func(opts *[]registry.Option) { *opts = append(*opts, registry.WithReferrersSupport(true)) }
+}
+
 // Start serves a registry until the test ends.
-func Start(t testing.TB) *Registry {
+func Start(t testing.TB, opts ...Option) *Registry {
 	t.Helper()
 	r := &Registry{}
-	inner := registry.New(registry.Logger(discardLogger))
+	ropts := []registry.Option{registry.Logger(discardLogger)}
+	for _, o := range opts {
+		o(&ropts)
+	}
+	inner := registry.New(ropts...)
 	r.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if r.count(req) {
 			http.Error(w, "injected transient failure", http.StatusServiceUnavailable)

@@ -5,8 +5,9 @@
 //
 //	checksums.txt        sha256 and path of every other file, sorted by path
 //	checksums.txt.sig    in a signed bundle: base64 signature of checksums.txt
-//	bundle.json          Metadata: format version, images with their digests
-//	                     and platforms, charts with their versions
+//	bundle.json          Metadata: format version, chosen platforms, images
+//	                     with their digests, platforms and referrers, charts
+//	                     with their versions
 //	sbom.cdx.json        CycloneDX SBOM of the images and charts
 //	charts/<chart>/...   the installer's charts
 //	images/              an OCI image layout: oci-layout, index.json and
@@ -25,6 +26,14 @@
 // verify-blob do with a key, and it sits right after checksums.txt, so Read
 // with a key refuses an unsigned or wrongly signed bundle before it reads
 // anything else.
+//
+// An image index is stored byte for byte when every platform it lists is
+// chosen, and as a filtered index of the chosen platforms otherwise, which
+// has a digest of its own; the metadata then records the upstream digest
+// too. Read refuses a bundle whose metadata claims a platform its stored
+// index or image config lacks. The signatures, attestations and SBOMs
+// attached to an image upstream (cosign's sha256-<hex>.sig/.att/.sbom tags
+// and OCI referrers) are stored beside it in the layout and pushed with it.
 //
 // Create is resumable: it builds the bundle in a work directory, and a blob
 // already there with the right digest is neither downloaded nor written

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -70,6 +72,19 @@ func runSimulator(ctx context.Context, cl *clusters) error {
 
 // applyExample creates the MachineDeployment of the file in the user cluster.
 func applyExample(ctx context.Context, user *envtest.Env, path string) (*clusterv1alpha1.MachineDeployment, error) {
+	md, err := readExample(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := createAll(ctx, user.Client, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: md.Namespace}}, md); err != nil {
+		return nil, err
+	}
+	return md, nil
+}
+
+// readExample decodes the MachineDeployment of the file; its namespace is
+// kube-system when it names none.
+func readExample(path string) (*clusterv1alpha1.MachineDeployment, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the example: %w", err)
@@ -81,10 +96,50 @@ func applyExample(ctx context.Context, user *envtest.Env, path string) (*cluster
 	if md.Namespace == "" {
 		md.Namespace = metav1.NamespaceSystem
 	}
-	if err := createAll(ctx, user.Client, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: md.Namespace}}, md); err != nil {
-		return nil, err
-	}
 	return md, nil
+}
+
+// brokenMemory is what refuseBroken writes into the example's memory.
+const brokenMemory = "lots"
+
+// refuseBroken applies the example with an invalid memory quantity and
+// returns the webhook's refusal; storing it is an error.
+func refuseBroken(ctx context.Context, user *envtest.Env, path string) (string, error) {
+	md, err := readExample(path)
+	if err != nil {
+		return "", err
+	}
+	if md.Spec.Template.Spec.ProviderSpec.Value == nil {
+		return "", fmt.Errorf("%s has no providerSpec.value", path)
+	}
+	var spec map[string]any
+	if err := json.Unmarshal(md.Spec.Template.Spec.ProviderSpec.Value.Raw, &spec); err != nil {
+		return "", fmt.Errorf("failed to decode the providerSpec of %s: %w", path, err)
+	}
+	template := spec
+	for _, key := range []string{"cloudProviderSpec", "virtualMachine", "template"} {
+		next, _ := template[key].(map[string]any)
+		if next == nil {
+			next = map[string]any{}
+			template[key] = next
+		}
+		template = next
+	}
+	template["memory"] = brokenMemory
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return "", fmt.Errorf("failed to encode the broken providerSpec: %w", err)
+	}
+	md.Name += "-broken"
+	md.Spec.Template.Spec.ProviderSpec.Value.Raw = raw
+	err = user.Client.Create(ctx, md, ctrlruntimeclient.DryRunAll)
+	if err == nil {
+		return "", fmt.Errorf("the user cluster stored MachineDeployment %s with memory %q: the webhook did not refuse it", md.Name, brokenMemory)
+	}
+	if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+		return "", fmt.Errorf("failed to apply the broken MachineDeployment: %w", err)
+	}
+	return err.Error(), nil
 }
 
 func replicasOf(md *clusterv1alpha1.MachineDeployment) int32 {

@@ -30,6 +30,8 @@ func TestDemoOnce(t *testing.T) {
 	}
 	for _, want := range []string{
 		"TenantCluster demo ready: namespace cluster-demo with preset kubermatic-standard",
+		`The admission webhook refused the example with memory "lots": `,
+		"spec.template.spec.providerSpec.value.cloudProviderSpec.virtualMachine.template.memory: Invalid value",
 		"Machines 3/3, VMs 3 (running 3), Nodes ready 3/3",
 		"Nothing left: no Machine, MachineSet, Node, VM, VMI, DataVolume or Secret",
 		"Nothing left of the tenant: namespace cluster-demo is gone",

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/webhook"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 )
 
@@ -62,11 +63,15 @@ func run(ctx context.Context, o options) (err error) {
 	// The controllers outlive Ctrl-C: they must still run while the
 	// MachineDeployment is deleted. They stop when run returns.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stopped := make(chan error, 3)
+	const components = 4
+	stopped := make(chan error, components)
 	defer func() {
 		cancel()
-		err = errors.Join(err, ignoreCanceled(<-stopped), ignoreCanceled(<-stopped), ignoreCanceled(<-stopped))
+		for range components {
+			err = errors.Join(err, ignoreCanceled(<-stopped))
+		}
 	}()
+	go func() { stopped <- runWebhook(runCtx, cl, o.log) }()
 	go func() { stopped <- runSimulator(runCtx, cl) }()
 	go func() { stopped <- runInfraController(runCtx, cl) }()
 	go func() {
@@ -80,7 +85,10 @@ func run(ctx context.Context, o options) (err error) {
 			Getenv:          func(string) string { return "" },
 		}.Run(runCtx)
 	}()
-	o.step("machine-controller, infra-controller and the simulated infra nodes (kubelets, virt-handlers, guests) are running")
+	if err := waitWebhook(ctx, cl); err != nil {
+		return err
+	}
+	o.step("machine-controller with its admission webhook, infra-controller and the simulated infra nodes (kubelets, virt-handlers, guests) are running")
 	if err := createTenantCluster(ctx, cl); err != nil {
 		return err
 	}
@@ -88,6 +96,11 @@ func run(ctx context.Context, o options) (err error) {
 		return err
 	}
 
+	refusal, err := refuseBroken(ctx, cl.user, o.example)
+	if err != nil {
+		return err
+	}
+	o.step("The admission webhook refused the example with memory %q: %s", brokenMemory, refusal)
 	md, err := applyExample(ctx, cl.user, o.example)
 	if err != nil {
 		return err
@@ -121,11 +134,31 @@ func startClusters(ctx context.Context) (*clusters, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to start the infra control plane: %w", err)
 	}
-	user, err := envtest.New(ctx, envtest.WithControllerManager())
+	user, err := envtest.New(ctx, envtest.WithControllerManager(), envtest.WithMachineWebhook())
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("failed to start the user control plane: %w", err), infra.Stop())
 	}
 	return &clusters{user: user, infra: infra}, nil
+}
+
+// runWebhook serves machine-controller's admission webhook on the user
+// cluster, with the configurations the chart installs, until ctx ends. It
+// logs where the controllers log.
+func runWebhook(ctx context.Context, cl *clusters, log *zap.Logger) error {
+	serving, _ := cl.user.MachineWebhook()
+	return webhook.Options{
+		UserConfig: cl.user.Config, InfraKubeconfig: cl.infra.KubeconfigBytes, InfraNamespace: infraNamespace,
+		Host: serving.Host, Port: serving.Port, CertFile: serving.CertFile, KeyFile: serving.KeyFile,
+		MetricsAddress: "0", HealthAddress: "0", Log: log,
+		Getenv: func(string) string { return "" },
+	}.Run(ctx)
+}
+
+// waitWebhook waits until the webhook serves: with the chart's
+// failurePolicy Fail, no MachineDeployment is stored before.
+func waitWebhook(ctx context.Context, cl *clusters) error {
+	serving, _ := cl.user.MachineWebhook()
+	return serving.WaitServing(ctx)
 }
 
 func (c *clusters) stop() {

@@ -34,6 +34,13 @@ type PullOptions struct {
 // here, layers are read when the bundle is written.
 func Pull(ctx context.Context, refs []string, m mirror.Mirrors, opts PullOptions) ([]mirror.Item, error) {
 	ropts := opts.Transfer.RemoteOptions(ctx)
+	// One puller for every request keeps the registries' authentication
+	// and saves a ping per lookup.
+	puller, err := remote.NewPuller(ropts...)
+	if err != nil {
+		return nil, fmt.Errorf("failed to set up pulling: %w", err)
+	}
+	ropts = append(ropts, remote.Reuse(puller))
 	items := make([]mirror.Item, 0, len(refs))
 	for _, ref := range refs {
 		src, err := m.Source(ref)

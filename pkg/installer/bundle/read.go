@@ -7,7 +7,6 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -335,11 +334,10 @@ func finish(list, metadata []byte, files int) (*Verified, error) {
 		return nil, fmt.Errorf("the bundle has no %s", MetadataFile)
 	}
 	v := &Verified{Checksum: "sha256:" + sumBytes(list), Files: files}
-	if err := json.Unmarshal(metadata, &v.Metadata); err != nil {
-		return nil, fmt.Errorf("failed to decode %s: %w", MetadataFile, err)
+	m, err := decodeMetadata(metadata)
+	if err != nil {
+		return nil, err
 	}
-	if v.Metadata.FormatVersion != FormatVersion {
-		return nil, fmt.Errorf("bundle format version %d is not supported (want %d)", v.Metadata.FormatVersion, FormatVersion)
-	}
+	v.Metadata = m
 	return v, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -190,12 +191,15 @@ func (b *builder) writeCharts(charts fs.FS) error {
 	return nil
 }
 
-func (b *builder) writeSmallBlob(data []byte) error {
+// writeSmallBlob stores data, which is held in memory, as a blob and
+// returns its digest.
+func (b *builder) writeSmallBlob(data []byte) (v1.Hash, error) {
 	digest, size, err := v1.SHA256(bytesReader(data))
 	if err != nil {
-		return fmt.Errorf("failed to hash a blob: %w", err)
+		return v1.Hash{}, fmt.Errorf("failed to hash a blob: %w", err)
 	}
-	return b.writeBlob(digest, size, func() (io.ReadCloser, error) { return io.NopCloser(bytesReader(data)), nil })
+	open := func() (io.ReadCloser, error) { return hashedBlob{bytesReader(data)}, nil }
+	return digest, b.writeBlob(digest, size, open)
 }
 
 // writeBlob stores a blob unless the work directory already has it with the
@@ -240,16 +244,24 @@ func fetchBlob(p string, digest v1.Hash, open func() (io.ReadCloser, error)) err
 		return fmt.Errorf("failed to create a temporary blob file: %w", err)
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }()
-	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(tmp, h), rc)
+	// A reader that proves the digest itself is not hashed a second time.
+	var h hash.Hash
+	w := io.Writer(tmp)
+	if !provesDigest(rc, digest) {
+		h = sha256.New()
+		w = io.MultiWriter(tmp, h)
+	}
+	_, err = io.Copy(w, rc)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("failed to download blob %s: %w", digest, err)
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != digest.Hex {
-		return fmt.Errorf("blob %s arrived with digest sha256:%s", digest, got)
+	if h != nil {
+		if got := hex.EncodeToString(h.Sum(nil)); got != digest.Hex {
+			return fmt.Errorf("blob %s arrived with digest sha256:%s", digest, got)
+		}
 	}
 	if err := os.Rename(tmp.Name(), p); err != nil {
 		return fmt.Errorf("failed to store blob %s: %w", digest, err)

@@ -152,7 +152,7 @@ func (b *builder) writeImage(img v1.Image) (v1.Descriptor, error) {
 	if err != nil {
 		return v1.Descriptor{}, fmt.Errorf("failed to read the config: %w", err)
 	}
-	if err := b.writeSmallBlob(config); err != nil {
+	if _, err := b.writeSmallBlob(config); err != nil {
 		return v1.Descriptor{}, err
 	}
 	manifest, err := img.RawManifest()
@@ -168,12 +168,9 @@ func (b *builder) writeImage(img v1.Image) (v1.Descriptor, error) {
 
 // writeRawManifest stores a manifest as it is and returns its descriptor.
 func (b *builder) writeRawManifest(raw []byte, mediaType types.MediaType) (v1.Descriptor, error) {
-	if err := b.writeSmallBlob(raw); err != nil {
-		return v1.Descriptor{}, err
-	}
-	digest, _, err := v1.SHA256(bytesReader(raw))
+	digest, err := b.writeSmallBlob(raw)
 	if err != nil {
-		return v1.Descriptor{}, fmt.Errorf("failed to hash the manifest: %w", err)
+		return v1.Descriptor{}, err
 	}
 	return v1.Descriptor{MediaType: mediaType, Size: int64(len(raw)), Digest: digest}, nil
 }

@@ -273,7 +273,14 @@ func (c *checker) check(r io.Reader, hdr *tar.Header) error {
 		target = filepath.Join(c.dir, filepath.FromSlash(hdr.Name))
 	}
 	blob := strings.HasPrefix(hdr.Name, blobsDir) && hdr.Size <= maxManifestSize
-	got, data, err := consume(r, target, hdr.Name == MetadataFile || hdr.Name == SBOMFile || blob)
+	var keep *keeper
+	switch {
+	case blob:
+		keep = &keeper{jsonOnly: true, size: hdr.Size}
+	case hdr.Name == MetadataFile || hdr.Name == SBOMFile:
+		keep = &keeper{size: hdr.Size}
+	}
+	got, err := consume(r, target, keep)
 	if err != nil {
 		return fmt.Errorf("failed to read %s: %w", hdr.Name, err)
 	}
@@ -281,10 +288,10 @@ func (c *checker) check(r io.Reader, hdr *tar.Header) error {
 		c.bad.Changed = append(c.bad.Changed, hdr.Name)
 	}
 	switch {
-	case blob && bytes.HasPrefix(data, []byte("{")):
-		c.blobs[strings.TrimPrefix(hdr.Name, blobsDir)] = data
-	case data != nil && !blob:
-		c.kept[hdr.Name] = data
+	case blob && keep.data != nil:
+		c.blobs[strings.TrimPrefix(hdr.Name, blobsDir)] = keep.data
+	case keep != nil && !blob:
+		c.kept[hdr.Name] = keep.data
 	}
 	return nil
 }
@@ -292,24 +299,49 @@ func (c *checker) check(r io.Reader, hdr *tar.Header) error {
 // blobsDir is the directory of the layout's sha256 blobs, with a slash.
 const blobsDir = ImagesDir + "/blobs/sha256/"
 
+// keeper holds the content written to it. With jsonOnly it holds only
+// content that starts with '{' (a manifest, an index or a config), so the
+// layers that share their size bound are hashed without being held.
+type keeper struct {
+	jsonOnly bool
+	// size is the entry's size from its header, the capacity to reserve.
+	size          int64
+	started, drop bool
+	data          []byte
+}
+
+func (k *keeper) Write(p []byte) (int, error) {
+	if !k.started && len(p) > 0 {
+		k.started = true
+		k.drop = k.jsonOnly && p[0] != '{'
+		if !k.drop {
+			k.data = make([]byte, 0, min(k.size, maxChecksumsSize))
+		}
+	}
+	if !k.drop {
+		k.data = append(k.data, p...)
+	}
+	return len(p), nil
+}
+
 // consume hashes one entry, writing it to target unless target is empty and
-// returning its content when keep is set.
-func consume(r io.Reader, target string, keep bool) (string, []byte, error) {
+// to keep unless keep is nil; what keep holds is bounded by
+// maxChecksumsSize.
+func consume(r io.Reader, target string, keep *keeper) (string, error) {
 	h := sha256.New()
 	writers := []io.Writer{h}
-	var kept bytes.Buffer
-	if keep {
-		writers = append(writers, &kept)
+	if keep != nil {
+		writers = append(writers, keep)
 		r = io.LimitReader(r, maxChecksumsSize)
 	}
 	var out *os.File
 	if target != "" {
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return "", nil, err
+			return "", err
 		}
 		var err error
 		if out, err = os.Create(target); err != nil {
-			return "", nil, err
+			return "", err
 		}
 		writers = append(writers, out)
 	}
@@ -320,12 +352,9 @@ func consume(r io.Reader, target string, keep bool) (string, []byte, error) {
 		}
 	}
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
-	if !keep {
-		return hex.EncodeToString(h.Sum(nil)), nil, nil
-	}
-	return hex.EncodeToString(h.Sum(nil)), kept.Bytes(), nil
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // finish decodes the metadata of a bundle whose files all matched.

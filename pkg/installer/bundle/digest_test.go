@@ -1,0 +1,132 @@
+package bundle
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/mirror"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/registrytest"
+)
+
+// TestProvesDigest pins the recognition of go-containerregistry's verifying
+// reader: when an upgrade changes it, remote layers would be hashed twice
+// again, and this test says so.
+func TestProvesDigest(t *testing.T) {
+	_, items := upstream(t)
+	layers, err := items[0].Image.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest, err := layers[0].Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := layers[0].Compressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = rc.Close() }()
+	if !provesDigest(rc, digest) {
+		t.Errorf("the reader of a remote layer (%T) is not recognized as checking %s", rc, digest)
+	}
+	other := digest
+	other.Hex = strings.Repeat("0", len(digest.Hex))
+	if provesDigest(rc, other) {
+		t.Errorf("the reader of a remote layer is taken to check %s, which it does not expect", other)
+	}
+	local, err := random.Layer(64, types.DockerLayer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lrc, err := local.Compressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = lrc.Close() }()
+	if ldigest, _ := local.Digest(); provesDigest(lrc, ldigest) {
+		t.Errorf("the reader of an in-memory layer (%T) is taken to check its digest", lrc)
+	}
+}
+
+// lyingLayer claims the digest of the layer it embeds but returns other
+// content.
+type lyingLayer struct{ v1.Layer }
+
+func (lyingLayer) Compressed() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader([]byte("not the layer"))), nil
+}
+
+func TestCreateRefusesALayerThatDoesNotMatchItsDigest(t *testing.T) {
+	layer, err := random.Layer(256, types.DockerLayer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, lyingLayer{layer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "bundle.tar")
+	_, err = Create(t.Context(), CreateOptions{Output: out, Images: []mirror.Item{{Ref: "quay.io/kubevirt/lying:v1", Image: img}}})
+	if err == nil || !strings.Contains(err.Error(), "arrived with digest") {
+		t.Fatalf("Create of a layer with other content than its digest: %v, want an \"arrived with digest\" error", err)
+	}
+}
+
+// tamperingTransport flips the first byte of every blob response once on
+// is set.
+type tamperingTransport struct {
+	on *atomic.Bool
+}
+
+func (tt tamperingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := remote.DefaultTransport.RoundTrip(req)
+	if err != nil || !tt.on.Load() || !strings.Contains(req.URL.Path, "/blobs/") || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	data, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > 0 {
+		data[0] ^= 0xff
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(data))
+	return resp, nil
+}
+
+func TestCreateRefusesATamperedDownload(t *testing.T) {
+	reg := registrytest.Start(t)
+	reg.Serve(t, registrytest.Images(t, testRefs[:1], 4096, 1024))
+	var on atomic.Bool
+	items, err := mirror.Pull(t.Context(), testRefs[:1], reg.Mirrors(), mirror.Options{Transport: tamperingTransport{on: &on}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	on.Store(true)
+	out := filepath.Join(t.TempDir(), "bundle.tar")
+	if _, err := Create(t.Context(), CreateOptions{Output: out, Images: items}); err == nil {
+		t.Fatal("Create stored a layer whose download was altered")
+	}
+	blobs, err := filepath.Glob(filepath.Join(out+".work", "images", "blobs", "sha256", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range blobs {
+		if got, err := sumFile(p); err != nil || got != filepath.Base(p) {
+			t.Errorf("work directory holds %s with sha256 %s (%v)", p, got, err)
+		}
+	}
+}

@@ -35,7 +35,7 @@ func (b *builder) writeTar(output string, list, sig []byte, compression Compress
 		return err
 	}
 	for _, name := range b.entryOrder() {
-		if err := b.copyEntry(out.tw, name); err != nil {
+		if err := b.copyEntry(out, name); err != nil {
 			return err
 		}
 	}
@@ -61,6 +61,9 @@ type output struct {
 	buf  *bufio.Writer
 	w    io.WriteCloser
 	tw   *tar.Writer
+	// plain tells that the archive is not compressed, so file content can
+	// be copied into it by the kernel.
+	plain bool
 }
 
 // createOutput starts writing the bundle file name with compression.
@@ -76,7 +79,8 @@ func createOutput(name string, compression Compression) (*output, error) {
 		_ = os.Remove(tmp.Name())
 		return nil, err
 	}
-	return &output{name: name, tmp: tmp, buf: buf, w: w, tw: tar.NewWriter(w)}, nil
+	plain := compression == "" || compression == CompressionNone
+	return &output{name: name, tmp: tmp, buf: buf, w: w, tw: tar.NewWriter(w), plain: plain}, nil
 }
 
 // commit finishes the archive and moves it to its name.
@@ -141,7 +145,7 @@ func (b *builder) entryOrder() []string {
 }
 
 // copyEntry copies one file of the work directory into the tar.
-func (b *builder) copyEntry(tw *tar.Writer, name string) error {
+func (b *builder) copyEntry(out *output, name string) error {
 	f, err := os.Open(filepath.Join(b.dir, filepath.FromSlash(name)))
 	if err != nil {
 		return fmt.Errorf("failed to open %s: %w", name, err)
@@ -151,15 +155,60 @@ func (b *builder) copyEntry(tw *tar.Writer, name string) error {
 	if err != nil {
 		return fmt.Errorf("failed to stat %s: %w", name, err)
 	}
-	return writeEntry(tw, name, st.Size(), f)
+	if !out.plain {
+		return writeEntry(out.tw, name, st.Size(), f)
+	}
+	if err := out.copyFile(name, st.Size(), f); err != nil {
+		return fmt.Errorf("failed to add %s to the bundle: %w", name, err)
+	}
+	return nil
 }
 
-func writeEntry(tw *tar.Writer, name string, size int64, r io.Reader) error {
-	hdr := &tar.Header{
+// copyFile adds an entry of size bytes from f to an uncompressed archive,
+// letting the kernel copy the content (copy_file_range) instead of passing
+// it through this process. The tar stream stays what writeEntry would write:
+// the same header, the content, and zeros up to the next 512-byte block.
+func (o *output) copyFile(name string, size int64, f *os.File) error {
+	var head bytes.Buffer
+	if err := tar.NewWriter(&head).WriteHeader(entryHeader(name, size)); err != nil {
+		return err
+	}
+	// Finish the previous entry's padding, then hand the file position to
+	// the kernel copy with everything before it written.
+	if err := o.tw.Flush(); err != nil {
+		return err
+	}
+	if _, err := o.buf.Write(head.Bytes()); err != nil {
+		return err
+	}
+	if err := o.buf.Flush(); err != nil {
+		return err
+	}
+	n, err := o.tmp.ReadFrom(io.LimitReader(f, size))
+	if err != nil {
+		return err
+	}
+	if n != size {
+		return fmt.Errorf("read %d of its %d bytes", n, size)
+	}
+	_, err = o.buf.Write(make([]byte, (blockSize-size%blockSize)%blockSize))
+	return err
+}
+
+// blockSize is the tar block size.
+const blockSize = 512
+
+// entryHeader is the header of a regular file of the bundle. It carries no
+// owner or time, so equal content gives an equal bundle.
+func entryHeader(name string, size int64) *tar.Header {
+	return &tar.Header{
 		Typeflag: tar.TypeReg, Name: name, Size: size, Mode: 0o644,
 		ModTime: time.Unix(0, 0).UTC(), Format: tar.FormatPAX,
 	}
-	if err := tw.WriteHeader(hdr); err != nil {
+}
+
+func writeEntry(tw *tar.Writer, name string, size int64, r io.Reader) error {
+	if err := tw.WriteHeader(entryHeader(name, size)); err != nil {
 		return fmt.Errorf("failed to add %s to the bundle: %w", name, err)
 	}
 	if _, err := io.Copy(tw, r); err != nil {

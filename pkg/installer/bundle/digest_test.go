@@ -1,9 +1,11 @@
 package bundle
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -129,4 +131,42 @@ func TestCreateRefusesATamperedDownload(t *testing.T) {
 			t.Errorf("work directory holds %s with sha256 %s (%v)", p, got, err)
 		}
 	}
+}
+
+// TestKernelCopiedArchiveIsTheSameTar compares an uncompressed bundle, whose
+// blobs the kernel copies into the archive, with the tar inside a gzip
+// bundle of the same content, which passes every byte through archive/tar.
+func TestKernelCopiedArchiveIsTheSameTar(t *testing.T) {
+	_, items := upstream(t)
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "bundle.tar")
+	gz := filepath.Join(dir, "bundle.tar.gz")
+	create(t, items, plain, CompressionNone)
+	create(t, items, gz, CompressionGzip)
+	want := readDecompressed(t, gz)
+	got, err := os.ReadFile(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the uncompressed bundle (%d bytes) differs from the tar of the gzip bundle (%d bytes)", len(got), len(want))
+	}
+}
+
+func readDecompressed(t *testing.T, file string) []byte {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	r, _, err := decompress(bufio.NewReader(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -247,7 +247,7 @@ func fetchBlob(p string, digest v1.Hash, open func() (io.ReadCloser, error)) err
 	// A reader that proves the digest itself is not hashed a second time.
 	var h hash.Hash
 	w := io.Writer(tmp)
-	if !provesDigest(rc, digest) {
+	if !provesDigest(rc) {
 		h = sha256.New()
 		w = io.MultiWriter(tmp, h)
 	}

@@ -3,9 +3,6 @@ package bundle
 import (
 	"bytes"
 	"io"
-	"reflect"
-
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // hashedBlob is a blob held in memory whose digest was computed from this
@@ -14,60 +11,13 @@ type hashedBlob struct{ *bytes.Reader }
 
 func (hashedBlob) Close() error { return nil }
 
-// ggcrModule is go-containerregistry's module path.
-const ggcrModule = "github.com/google/go-containerregistry"
-
-// passThrough are go-containerregistry's readers that hand every Read to
-// the reader in the named field unchanged, by package path and type name.
-var passThrough = map[string]string{
-	ggcrModule + "/pkg/v1/remote.limitedReadCloser": "ReadCloser",
-	ggcrModule + "/internal/and.ReadCloser":         "Reader",
-}
-
-// verifierType is go-containerregistry's verifying reader.
-const verifierType = ggcrModule + "/internal/verify.verifyReader"
-
-// provesDigest reports whether reading r to its end without an error proves
-// that the content has digest: r is a hashedBlob, or go-containerregistry's
-// verifying reader expecting digest, possibly behind its pass-through
-// wrappers. Remote layers are read through the latter, which hashes what
-// passes and fails the read that reaches the end when the sha256 or the
-// size differs, so hashing the blob again would only repeat that work. Any
-// other reader is hashed by the caller. The types are internal to
-// go-containerregistry, so they are recognized by package path and name.
-func provesDigest(r io.Reader, digest v1.Hash) bool {
-	if _, ok := r.(hashedBlob); ok {
-		return true
-	}
-	v := reflect.ValueOf(r)
-	for range len(passThrough) + 1 {
-		if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-			return false
-		}
-		s := v.Elem()
-		typ := s.Type().PkgPath() + "." + s.Type().Name()
-		if typ == verifierType {
-			return expects(s, digest)
-		}
-		field, ok := passThrough[typ]
-		if !ok {
-			return false
-		}
-		inner := s.FieldByName(field)
-		if !inner.IsValid() || inner.Kind() != reflect.Interface || inner.IsNil() {
-			return false
-		}
-		v = inner.Elem()
-	}
-	return false
-}
-
-// expects reports whether the verifying reader s checks digest.
-func expects(s reflect.Value, digest v1.Hash) bool {
-	expected := s.FieldByName("expected")
-	if !expected.IsValid() || expected.Type() != reflect.TypeFor[v1.Hash]() {
-		return false
-	}
-	return expected.FieldByName("Algorithm").String() == digest.Algorithm &&
-		expected.FieldByName("Hex").String() == digest.Hex
+// provesDigest reports whether reading r to its end proves that the content
+// has digest without hashing it: only for a hashedBlob, whose digest was
+// computed from this very content. Every other reader, remote layers
+// included, is hashed by the caller. (go-containerregistry also verifies a
+// remote layer's digest while it is read, but its verifying reader is
+// internal, so nothing outside it can tell that a reader is one.)
+func provesDigest(r io.Reader) bool {
+	_, ok := r.(hashedBlob)
+	return ok
 }

@@ -22,16 +22,14 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/registrytest"
 )
 
-// TestProvesDigest pins the recognition of go-containerregistry's verifying
-// reader: when an upgrade changes it, remote layers would be hashed twice
-// again, and this test says so.
+// TestProvesDigest: only blobs hashed in memory skip the hash; a remote
+// layer's reader does not.
 func TestProvesDigest(t *testing.T) {
+	if !provesDigest(hashedBlob{bytes.NewReader([]byte("{}"))}) {
+		t.Error("a hashedBlob is not taken to prove its digest")
+	}
 	_, items := upstream(t)
 	layers, err := items[0].Image.Layers()
-	if err != nil {
-		t.Fatal(err)
-	}
-	digest, err := layers[0].Digest()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,25 +38,8 @@ func TestProvesDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = rc.Close() }()
-	if !provesDigest(rc, digest) {
-		t.Errorf("the reader of a remote layer (%T) is not recognized as checking %s", rc, digest)
-	}
-	other := digest
-	other.Hex = strings.Repeat("0", len(digest.Hex))
-	if provesDigest(rc, other) {
-		t.Errorf("the reader of a remote layer is taken to check %s, which it does not expect", other)
-	}
-	local, err := random.Layer(64, types.DockerLayer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lrc, err := local.Compressed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = lrc.Close() }()
-	if ldigest, _ := local.Digest(); provesDigest(lrc, ldigest) {
-		t.Errorf("the reader of an in-memory layer (%T) is taken to check its digest", lrc)
+	if provesDigest(rc) {
+		t.Errorf("the reader of a remote layer (%T) is taken to prove its digest", rc)
 	}
 }
 

@@ -138,7 +138,7 @@ func (i *Installer) applyCRDs(ctx context.Context, r components.Release, t *trac
 		return err
 	}
 	t.wrote = append(t.wrote, fmt.Sprintf("CRDs %s", strings.Join(crds.Names(objs), ", ")))
-	return crds.WaitEstablished(ctx, i.Client, crds.Names(objs), i.Poller)
+	return crds.WaitEstablished(ctx, i.Client, i.Discovery, crds.Names(objs), i.Poller)
 }
 
 // release installs, upgrades or keeps the Helm release of r; current is

@@ -8,6 +8,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,6 +30,8 @@ type Installer struct {
 	Out io.Writer
 	// Poller paces and bounds every wait.
 	Poller readiness.Poller
+	// Discovery is asked, uncached, whether applied CRDs are served.
+	Discovery discovery.DiscoveryInterface
 }
 
 // New returns an installer for the cluster of config. Progress goes to out
@@ -38,15 +41,20 @@ func New(config *rest.Config, releases []components.Release, out, helmLog io.Wri
 	if err != nil {
 		return nil, err
 	}
+	dc, err := discovery.NewDiscoveryClientForConfig(rest.CopyConfig(config))
+	if err != nil {
+		return nil, fmt.Errorf("failed to create a discovery client: %w", err)
+	}
 	if out == nil {
 		out = io.Discard
 	}
 	return &Installer{
-		Client:   c,
-		Helm:     helm.NewClient(config, helmLog),
-		Releases: releases,
-		Out:      out,
-		Poller:   poller,
+		Client:    c,
+		Helm:      helm.NewClient(config, helmLog),
+		Releases:  releases,
+		Out:       out,
+		Poller:    poller,
+		Discovery: dc,
 	}, nil
 }
 

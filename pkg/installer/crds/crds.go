@@ -3,6 +3,7 @@ package crds
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"helm.sh/helm/v3/pkg/chart"
 
@@ -10,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -71,26 +74,56 @@ func Apply(ctx context.Context, c ctrlruntimeclient.Client, component string, cr
 	return nil
 }
 
-// WaitEstablished waits until the API server serves every named CRD.
-func WaitEstablished(ctx context.Context, c ctrlruntimeclient.Client, names []string, p readiness.Poller) error {
+// WaitEstablished waits until the API server serves every named CRD: it is
+// Established and discovery lists its kind in every served version, which
+// the API server updates after Established. Helm maps a release's objects
+// through discovery, so a kind missing there fails the release.
+func WaitEstablished(ctx context.Context, c ctrlruntimeclient.Client, dc discovery.DiscoveryInterface, names []string, p readiness.Poller) error {
 	for _, name := range names {
 		cond := func(ctx context.Context) (bool, string, error) {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
 			if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Name: name}, crd); err != nil {
 				return false, "", fmt.Errorf("failed to get CRD %s: %w", name, err)
 			}
-			for _, cond := range crd.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					return true, "", nil
-				}
+			if !established(crd) {
+				return false, "not established", nil
 			}
-			return false, "not established", nil
+			return discovered(dc, crd)
 		}
 		if err := p.Until(ctx, "CRD "+name, cond, nil); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, cond := range crd.Status.Conditions {
+		if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// discovered reports whether discovery lists the CRD's resource in every
+// served version. It asks the API server each time: a cached mapper would
+// keep a group version it read before the kind appeared.
+func discovered(dc discovery.DiscoveryInterface, crd *apiextensionsv1.CustomResourceDefinition) (bool, string, error) {
+	for _, v := range crd.Spec.Versions {
+		if !v.Served {
+			continue
+		}
+		gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}.String()
+		list, err := dc.ServerResourcesForGroupVersion(gv)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return false, "", fmt.Errorf("failed to discover %s: %w", gv, err)
+		}
+		if list == nil || !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == crd.Spec.Names.Plural }) {
+			return false, fmt.Sprintf("%s %s not yet in discovery", crd.Spec.Names.Kind, gv), nil
+		}
+	}
+	return true, "", nil
 }
 
 // Delete deletes the named CRDs that the installer owns and waits until they

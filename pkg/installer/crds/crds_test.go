@@ -7,6 +7,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"helm.sh/helm/v3/pkg/chart"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	clienttesting "k8s.io/client-go/testing"
+
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/components"
 )
 
@@ -43,5 +48,30 @@ func TestFromChartRefusesOtherKinds(t *testing.T) {
 	}
 	if _, err := FromChart(ch); err == nil || !strings.Contains(err.Error(), "not a CRD") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestDiscovered: an Established CRD counts as served only once discovery
+// lists its resource in every served version.
+func TestDiscovered(t *testing.T) {
+	crd := &apiextensionsv1.CustomResourceDefinition{Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+		Group: "kubevirt.io",
+		Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "KubeVirt", Plural: "kubevirts"},
+		Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+			{Name: "v1", Served: true}, {Name: "v1alpha3", Served: true}, {Name: "v0", Served: false},
+		},
+	}}
+	dc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}
+	dc.Resources = []*metav1.APIResourceList{
+		{GroupVersion: "kubevirt.io/v1", APIResources: []metav1.APIResource{{Name: "kubevirts", Kind: "KubeVirt"}}},
+		{GroupVersion: "kubevirt.io/v1alpha3"},
+	}
+	ok, state, err := discovered(dc, crd)
+	if ok || err != nil || state != "KubeVirt kubevirt.io/v1alpha3 not yet in discovery" {
+		t.Errorf("with v1alpha3 missing: got %v %q %v", ok, state, err)
+	}
+	dc.Resources[1].APIResources = []metav1.APIResource{{Name: "kubevirts", Kind: "KubeVirt"}}
+	if ok, state, err := discovered(dc, crd); !ok || err != nil {
+		t.Errorf("with every served version: got %v %q %v", ok, state, err)
 	}
 }

@@ -198,14 +198,18 @@ func (b *builder) writeSmallBlob(data []byte) (v1.Hash, error) {
 	if err != nil {
 		return v1.Hash{}, fmt.Errorf("failed to hash a blob: %w", err)
 	}
-	open := func() (io.ReadCloser, error) { return hashedBlob{bytesReader(data)}, nil }
-	return digest, b.writeBlob(digest, size, open)
+	open := func() (io.ReadCloser, error) { return io.NopCloser(bytesReader(data)), nil }
+	// The digest was just computed from this very content.
+	return digest, b.writeBlob(digest, size, open, true)
 }
 
 // writeBlob stores a blob unless the work directory already has it with the
 // right digest. A blob is written to a temporary file, checked and then
 // renamed, so an interruption never leaves a partial blob under its name.
-func (b *builder) writeBlob(digest v1.Hash, size int64, open func() (io.ReadCloser, error)) error {
+// verified means that reading open's content to its end fails unless it has
+// digest (a blob hashed in memory, or one go-containerregistry's remote
+// package verifies as it is read); any other blob is hashed here.
+func (b *builder) writeBlob(digest v1.Hash, size int64, open func() (io.ReadCloser, error), verified bool) error {
 	if digest.Algorithm != "sha256" || !isHex(digest.Hex) || len(digest.Hex) != sha256.Size*2 {
 		return fmt.Errorf("blob %s is not addressed by a sha256 digest", digest)
 	}
@@ -218,7 +222,7 @@ func (b *builder) writeBlob(digest v1.Hash, size int64, open func() (io.ReadClos
 	if got, err := sumFile(p); err == nil && got == digest.Hex {
 		b.result.BytesReused += size
 	} else {
-		if err := fetchBlob(p, digest, open); err != nil {
+		if err := fetchBlob(p, digest, open, verified); err != nil {
 			return err
 		}
 		b.result.BytesFetched += size
@@ -229,8 +233,9 @@ func (b *builder) writeBlob(digest v1.Hash, size int64, open func() (io.ReadClos
 	return nil
 }
 
-// fetchBlob copies a blob to p through a temporary file, checking its digest.
-func fetchBlob(p string, digest v1.Hash, open func() (io.ReadCloser, error)) error {
+// fetchBlob copies a blob to p through a temporary file, checking its digest
+// unless its reader is verified (see writeBlob).
+func fetchBlob(p string, digest v1.Hash, open func() (io.ReadCloser, error), verified bool) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("failed to create the blob directory: %w", err)
 	}
@@ -244,10 +249,9 @@ func fetchBlob(p string, digest v1.Hash, open func() (io.ReadCloser, error)) err
 		return fmt.Errorf("failed to create a temporary blob file: %w", err)
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }()
-	// A reader that proves the digest itself is not hashed a second time.
 	var h hash.Hash
 	w := io.Writer(tmp)
-	if !provesDigest(rc) {
+	if !verified {
 		h = sha256.New()
 		w = io.MultiWriter(tmp, h)
 	}

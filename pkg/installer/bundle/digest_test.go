@@ -22,24 +22,24 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/registrytest"
 )
 
-// TestProvesDigest: only blobs hashed in memory skip the hash; a remote
-// layer's reader does not.
-func TestProvesDigest(t *testing.T) {
-	if !provesDigest(hashedBlob{bytes.NewReader([]byte("{}"))}) {
-		t.Error("a hashedBlob is not taken to prove its digest")
+// TestPulledItemsAreFromRegistry: both pulls mark what they read through
+// go-containerregistry's remote package, index children and referrers
+// included, so Create leaves the digest check of their layers to the
+// verifying reader; an item built in memory is not marked and is hashed
+// (TestCreateRefusesALayerThatDoesNotMatchItsDigest).
+func TestPulledItemsAreFromRegistry(t *testing.T) {
+	reg, items := upstream(t)
+	for _, item := range items {
+		if !item.FromRegistry {
+			t.Errorf("mirror.Pull: %s is not marked as read from a registry", item.Ref)
+		}
 	}
-	_, items := upstream(t)
-	layers, err := items[0].Image.Layers()
+	pulled, err := Pull(t.Context(), testRefs[:1], reg.Mirrors(), PullOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc, err := layers[0].Compressed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = rc.Close() }()
-	if provesDigest(rc) {
-		t.Errorf("the reader of a remote layer (%T) is taken to prove its digest", rc)
+	if len(pulled) != 1 || !pulled[0].FromRegistry {
+		t.Errorf("bundle.Pull: %+v, want one item marked as read from a registry", pulled)
 	}
 }
 
@@ -90,18 +90,38 @@ func (tt tamperingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	return resp, nil
 }
 
+// TestCreateRefusesATamperedDownload: a layer whose bytes are altered on
+// the way from the registry is refused and never stored, for the items of
+// either pull. Create does not hash such layers itself, so this is what
+// holds go-containerregistry to verifying them.
 func TestCreateRefusesATamperedDownload(t *testing.T) {
+	pulls := map[string]func(mirror.Mirrors, mirror.Options) ([]mirror.Item, error){
+		"mirror.Pull": func(m mirror.Mirrors, o mirror.Options) ([]mirror.Item, error) {
+			return mirror.Pull(t.Context(), testRefs[:1], m, o)
+		},
+		"bundle.Pull": func(m mirror.Mirrors, o mirror.Options) ([]mirror.Item, error) {
+			return Pull(t.Context(), testRefs[:1], m, PullOptions{Transfer: o})
+		},
+	}
+	for name, pull := range pulls {
+		t.Run(name, func(t *testing.T) { checkTamperedDownloadRefused(t, pull) })
+	}
+}
+
+func checkTamperedDownloadRefused(t *testing.T, pull func(mirror.Mirrors, mirror.Options) ([]mirror.Item, error)) {
+	t.Helper()
 	reg := registrytest.Start(t)
 	reg.Serve(t, registrytest.Images(t, testRefs[:1], 4096, 1024))
 	var on atomic.Bool
-	items, err := mirror.Pull(t.Context(), testRefs[:1], reg.Mirrors(), mirror.Options{Transport: tamperingTransport{on: &on}})
+	items, err := pull(reg.Mirrors(), mirror.Options{Transport: tamperingTransport{on: &on}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	on.Store(true)
 	out := filepath.Join(t.TempDir(), "bundle.tar")
-	if _, err := Create(t.Context(), CreateOptions{Output: out, Images: items}); err == nil {
-		t.Fatal("Create stored a layer whose download was altered")
+	_, err = Create(t.Context(), CreateOptions{Output: out, Images: items})
+	if err == nil || !strings.Contains(err.Error(), "checksum") && !strings.Contains(err.Error(), "arrived with digest") {
+		t.Fatalf("Create of a layer whose download was altered: %v, want a digest mismatch", err)
 	}
 	blobs, err := filepath.Glob(filepath.Join(out+".work", "images", "blobs", "sha256", "*"))
 	if err != nil {

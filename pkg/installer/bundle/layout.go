@@ -99,14 +99,14 @@ func (b *builder) writeItem(item mirror.Item, platforms []v1.Platform) (ImageEnt
 // and returns its descriptor.
 func (b *builder) writeManifest(item mirror.Item) (v1.Descriptor, error) {
 	if item.Index == nil {
-		return b.writeImage(item.Image)
+		return b.writeImage(item.Image, item.FromRegistry)
 	}
 	manifest, err := item.Index.IndexManifest()
 	if err != nil {
 		return v1.Descriptor{}, fmt.Errorf("failed to read the index: %w", err)
 	}
 	for _, d := range manifest.Manifests {
-		var child mirror.Item
+		child := mirror.Item{FromRegistry: item.FromRegistry}
 		switch {
 		case d.MediaType.IsIndex():
 			child.Index, err = item.Index.ImageIndex(d.Digest)
@@ -129,8 +129,10 @@ func (b *builder) writeManifest(item mirror.Item) (v1.Descriptor, error) {
 	return b.writeRawManifest(raw, manifest.MediaType)
 }
 
-// writeImage stores one image's layers, config and manifest as blobs.
-func (b *builder) writeImage(img v1.Image) (v1.Descriptor, error) {
+// writeImage stores one image's layers, config and manifest as blobs. The
+// layers of an image read from a registry are verified by the reader
+// go-containerregistry returns for them; every other layer is hashed.
+func (b *builder) writeImage(img v1.Image, fromRegistry bool) (v1.Descriptor, error) {
 	layers, err := img.Layers()
 	if err != nil {
 		return v1.Descriptor{}, fmt.Errorf("failed to list the layers: %w", err)
@@ -144,7 +146,7 @@ func (b *builder) writeImage(img v1.Image) (v1.Descriptor, error) {
 		if err != nil {
 			return v1.Descriptor{}, fmt.Errorf("failed to read the size of layer %s: %w", digest, err)
 		}
-		if err := b.writeBlob(digest, size, layer.Compressed); err != nil {
+		if err := b.writeBlob(digest, size, layer.Compressed, fromRegistry); err != nil {
 			return v1.Descriptor{}, err
 		}
 	}

@@ -65,14 +65,15 @@ func Pull(ctx context.Context, refs []string, m mirror.Mirrors, opts PullOptions
 	return items, nil
 }
 
-// descriptorItem is the item of a fetched manifest: an index or an image.
+// descriptorItem is the item of a fetched manifest: an index or an image,
+// whose blobs are read from the registry.
 func descriptorItem(ref string, desc *remote.Descriptor) (mirror.Item, error) {
 	if desc.MediaType.IsIndex() {
 		idx, err := desc.ImageIndex()
-		return mirror.Item{Ref: ref, Index: idx}, err
+		return mirror.Item{Ref: ref, Index: idx, FromRegistry: true}, err
 	}
 	img, err := desc.Image()
-	return mirror.Item{Ref: ref, Image: img}, err
+	return mirror.Item{Ref: ref, Image: img, FromRegistry: true}, err
 }
 
 // pullReferrers returns what is attached to digest in repo: the manifests

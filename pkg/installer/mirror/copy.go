@@ -37,6 +37,12 @@ type Item struct {
 	// repository: a cosign tag, or a digest for an OCI referrer, whose
 	// subject field points at the item. They are written after the item.
 	Referrers []Item
+	// FromRegistry is set by the pulls that read the item through
+	// go-containerregistry's remote package, whose blob readers fail at the
+	// end of a blob whose bytes do not hash to its digest. A consumer may
+	// then take a fully read layer as verified instead of hashing it again;
+	// every other item (built in memory, read from a file) is hashed.
+	FromRegistry bool
 }
 
 // Options tune Copy and Pull.
@@ -201,7 +207,7 @@ func Pull(ctx context.Context, refs []string, m Mirrors, opts Options) ([]Item, 
 		if err != nil {
 			return nil, fmt.Errorf("failed to pull %s from %s: %w", ref, src, err)
 		}
-		items = append(items, Item{Ref: ref, Image: img})
+		items = append(items, Item{Ref: ref, Image: img, FromRegistry: true})
 	}
 	return items, nil
 }

@@ -181,11 +181,7 @@ not make; without --key a signature is reported but not checked.`,
 
 // Run verifies the bundle.
 func (o *bundleVerifyOptions) Run(_ context.Context, file string) error {
-	key, err := o.key.verifier()
-	if err != nil {
-		return err
-	}
-	v, err := bundle.Read(file, bundle.ReadOptions{Key: key})
+	v, err := o.key.read(file, bundle.ReadOptions{})
 	if err != nil {
 		return err
 	}
@@ -248,11 +244,7 @@ func (o *bundlePushOptions) Run(ctx context.Context, file string) error {
 		}
 		defer func() { _ = os.RemoveAll(dir) }()
 	}
-	key, err := o.key.verifier()
-	if err != nil {
-		return err
-	}
-	v, err := bundle.Read(file, bundle.ReadOptions{Dir: dir, Key: key})
+	v, err := o.key.read(file, bundle.ReadOptions{Dir: dir})
 	if err != nil {
 		return err
 	}

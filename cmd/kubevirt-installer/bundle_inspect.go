@@ -45,11 +45,7 @@ func (o *bundleInspectOptions) Run(_ context.Context, file string) error {
 	if o.output != "table" && o.output != "json" {
 		return fmt.Errorf("--output %q is not supported (want table or json)", o.output)
 	}
-	key, err := o.key.verifier()
-	if err != nil {
-		return err
-	}
-	v, err := bundle.Read(file, bundle.ReadOptions{Key: key})
+	v, err := o.key.read(file, bundle.ReadOptions{})
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,18 @@ func (k *keyFlag) verifier() (signature.Verifier, error) {
 	return bundle.LoadVerifier(k.file)
 }
 
+// read verifies and reads the bundle file with opts, checking its
+// signature with the key first when --key is set. Every command that reads
+// a bundle goes through here, so --key means the same everywhere.
+func (k *keyFlag) read(file string, opts bundle.ReadOptions) (*bundle.Verified, error) {
+	key, err := k.verifier()
+	if err != nil {
+		return nil, err
+	}
+	opts.Key = key
+	return bundle.Read(file, opts)
+}
+
 // signatureState says what was found of a verified bundle's signature.
 func signatureState(v *bundle.Verified, key string) string {
 	switch {

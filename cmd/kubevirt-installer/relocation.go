@@ -69,10 +69,6 @@ func (r *relocationFlags) releases(cfg *config.Configuration) ([]components.Rele
 // releasesFromBundle verifies the bundle, loads the selected charts from it
 // and checks that it holds every image they run.
 func releasesFromBundle(file string, key *keyFlag, cfg *config.Configuration) ([]components.Release, error) {
-	verifier, err := key.verifier()
-	if err != nil {
-		return nil, err
-	}
 	cs, err := components.Without(components.Default(), cfg.Skip)
 	if err != nil {
 		return nil, err
@@ -82,7 +78,7 @@ func releasesFromBundle(file string, key *keyFlag, cfg *config.Configuration) ([
 		return nil, fmt.Errorf("failed to create a temporary directory: %w", err)
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	v, err := bundle.Read(file, bundle.ReadOptions{Dir: dir, Want: isChart, Key: verifier})
+	v, err := key.read(file, bundle.ReadOptions{Dir: dir, Want: isChart})
 	if err != nil {
 		return nil, err
 	}

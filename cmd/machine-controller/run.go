@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machine"
@@ -23,23 +21,17 @@ import (
 
 // runFlags are the flags of the run sub-command.
 type runFlags struct {
-	kubeconfig              string
-	infraKubeconfig         string
-	infraNamespace          string
+	processFlags
 	workerCount             int
 	drainTimeout            time.Duration
 	joinTimeout             time.Duration
-	name                    string
 	stoppedGrace            time.Duration
 	maxRetryDelay           time.Duration
 	infraNodeLabels         string
 	qps                     float32
 	burst                   int
-	metricsAddress          string
-	healthAddress           string
 	leaderElect             bool
 	leaderElectionNamespace string
-	debug                   bool
 }
 
 func newRunCmd(errOut io.Writer) *cobra.Command {
@@ -63,9 +55,8 @@ namespace's VirtualMachines and VirtualMachineInstances are watched instead of p
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the user cluster (default: in-cluster or $KUBECONFIG)")
-	fl.StringVar(&f.infraKubeconfig, "infra-kubeconfig", "", "kubeconfig file of the infra cluster (default: $KUBEVIRT_KUBECONFIG)")
-	fl.StringVar(&f.infraNamespace, "infra-namespace", "", "default and watched infra namespace (default: the infra kubeconfig's)")
+	f.bind(fl, "default and watched infra namespace (default: the infra kubeconfig's)",
+		"handle only Machines whose label machine.k8s.io/controller has this value (\"\": Machines without the label), like Kubermatic's -name")
 	fl.IntVar(&f.workerCount, "worker-count", 10, "objects each controller reconciles at once")
 	fl.DurationVar(&f.drainTimeout, "drain-timeout", 10*time.Minute, "how long a deleted Machine's Node is drained before deletion goes on; negative disables drains")
 	fl.DurationVar(&f.joinTimeout, "join-cluster-timeout", 0, "delete (and so replace) a MachineSet's Machine whose Node has not joined this long after its creation; 0 disables")
@@ -74,32 +65,18 @@ namespace's VirtualMachines and VirtualMachineInstances are watched instead of p
 	fl.StringVar(&f.infraNodeLabels, "infra-node-labels-configmap", "", "NAMESPACE/NAME of a ConfigMap whose key \"labels\" lists infra node label keys (comma or line separated) to copy to the Nodes of the VMs running there; read live; needs a watched infra namespace")
 	fl.Float32Var(&f.qps, "qps", 50, "requests per second to the user cluster")
 	fl.IntVar(&f.burst, "burst", 100, "request burst to the user cluster")
-	fl.StringVar(&f.metricsAddress, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
-	fl.StringVar(&f.healthAddress, "health-probe-bind-address", ":8085", `/healthz and /readyz address ("0" disables)`)
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader among replicas")
 	fl.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", "kube-system", "namespace of the leader election lease")
-	fl.BoolVar(&f.debug, "debug", false, "log at debug level")
-	fl.StringVar(&f.name, "name", "", "handle only Machines whose label machine.k8s.io/controller has this value (\"\": Machines without the label), like Kubermatic's -name")
 	return cmd
 }
 
 // options turns the flags into controller.RunOptions.
 func (f *runFlags) options(errOut io.Writer) (controller.RunOptions, error) {
-	cfg, err := userConfig(f.kubeconfig)
+	cfg, infraKubeconfig, err := f.clusters()
 	if err != nil {
 		return controller.RunOptions{}, err
 	}
 	cfg.QPS, cfg.Burst = f.qps, f.burst
-	var infraKubeconfig []byte
-	if f.infraKubeconfig != "" {
-		if infraKubeconfig, err = os.ReadFile(f.infraKubeconfig); err != nil {
-			return controller.RunOptions{}, fmt.Errorf("failed to read the infra kubeconfig: %w", err)
-		}
-	}
-	level := zapcore.InfoLevel
-	if f.debug {
-		level = zapcore.DebugLevel
-	}
 	var infraNodeLabels types.NamespacedName
 	if f.infraNodeLabels != "" {
 		ns, name, ok := strings.Cut(f.infraNodeLabels, "/")
@@ -108,7 +85,6 @@ func (f *runFlags) options(errOut io.Writer) (controller.RunOptions, error) {
 		}
 		infraNodeLabels = types.NamespacedName{Namespace: ns, Name: name}
 	}
-	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(errOut), level))
 	return controller.RunOptions{
 		UserConfig:              cfg,
 		InfraKubeconfig:         infraKubeconfig,
@@ -124,7 +100,7 @@ func (f *runFlags) options(errOut io.Writer) (controller.RunOptions, error) {
 		HealthAddress:           f.healthAddress,
 		LeaderElection:          f.leaderElect,
 		LeaderElectionNamespace: f.leaderElectionNamespace,
-		Log:                     log,
+		Log:                     f.logger(errOut),
 		Getenv:                  os.Getenv,
 	}, nil
 }

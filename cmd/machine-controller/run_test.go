@@ -35,7 +35,7 @@ users: [{name: u, user: {token: t}}]
 		{value: "a/b/c", err: true},
 	} {
 		t.Run(tc.value, func(t *testing.T) {
-			f := &runFlags{kubeconfig: kubeconfig, infraNodeLabels: tc.value}
+			f := &runFlags{processFlags: processFlags{kubeconfig: kubeconfig}, infraNodeLabels: tc.value}
 			opts, err := f.options(io.Discard)
 			if tc.err {
 				if err == nil || !strings.Contains(err.Error(), "--infra-node-labels-configmap") {

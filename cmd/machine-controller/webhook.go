@@ -1,29 +1,24 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/webhook"
 )
 
 // webhookFlags are the flags of the webhook sub-command.
 type webhookFlags struct {
-	kubeconfig, infraKubeconfig, infraNamespace, name string
-	infraBudget                                       time.Duration
-	host                                              string
-	port                                              int
-	certFile, keyFile                                 string
-	namespace, secretName, serviceName                string
-	mutatingConfig, validatingConfig                  string
-	metricsAddress, healthAddress                     string
-	debug                                             bool
+	processFlags
+	infraBudget                        time.Duration
+	host                               string
+	port                               int
+	certFile, keyFile                  string
+	namespace, secretName, serviceName string
+	mutatingConfig, validatingConfig   string
 }
 
 func newWebhookCmd(errOut io.Writer) *cobra.Command {
@@ -48,10 +43,8 @@ into the webhook configurations. Every replica serves; there is no leader electi
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the user cluster (default: in-cluster or $KUBECONFIG)")
-	fl.StringVar(&f.infraKubeconfig, "infra-kubeconfig", "", "kubeconfig file of the infra cluster (default: $KUBEVIRT_KUBECONFIG)")
-	fl.StringVar(&f.infraNamespace, "infra-namespace", "", "infra namespace of specs that name none (default: the infra kubeconfig's)")
-	fl.StringVar(&f.name, "name", "", "admit only objects whose label machine.k8s.io/controller has this value (\"\": objects without the label), as run --name")
+	f.bind(fl, "infra namespace of specs that name none (default: the infra kubeconfig's)",
+		"admit only objects whose label machine.k8s.io/controller has this value (\"\": objects without the label), as run --name")
 	fl.DurationVar(&f.infraBudget, "infra-budget", webhook.DefaultInfraBudget, "how long a request waits for the infra cluster before it is decided on the spec's syntax alone")
 	fl.StringVar(&f.host, "host", "", "address the webhooks listen on (default: all)")
 	fl.IntVar(&f.port, "port", 9443, "port the webhooks listen on")
@@ -62,27 +55,14 @@ into the webhook configurations. Every replica serves; there is no leader electi
 	fl.StringVar(&f.serviceName, "service-name", "machine-controller-webhook", "Service the self-managed certificate is issued for")
 	fl.StringVar(&f.mutatingConfig, "mutating-webhook-configuration", "machine-controller-webhook", "MutatingWebhookConfiguration the self-managed CA is injected into (\"\": none)")
 	fl.StringVar(&f.validatingConfig, "validating-webhook-configuration", "machine-controller-webhook", "ValidatingWebhookConfiguration the self-managed CA is injected into (\"\": none)")
-	fl.StringVar(&f.metricsAddress, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
-	fl.StringVar(&f.healthAddress, "health-probe-bind-address", ":8085", `/healthz and /readyz address ("0" disables)`)
-	fl.BoolVar(&f.debug, "debug", false, "log at debug level")
 	return cmd
 }
 
 // options turns the flags into webhook.Options.
 func (f *webhookFlags) options(errOut io.Writer) (webhook.Options, error) {
-	cfg, err := userConfig(f.kubeconfig)
+	cfg, infraKubeconfig, err := f.clusters()
 	if err != nil {
 		return webhook.Options{}, err
-	}
-	var infraKubeconfig []byte
-	if f.infraKubeconfig != "" {
-		if infraKubeconfig, err = os.ReadFile(f.infraKubeconfig); err != nil {
-			return webhook.Options{}, fmt.Errorf("failed to read the infra kubeconfig: %w", err)
-		}
-	}
-	level := zapcore.InfoLevel
-	if f.debug {
-		level = zapcore.DebugLevel
 	}
 	opts := webhook.Options{
 		UserConfig:      cfg,
@@ -96,7 +76,7 @@ func (f *webhookFlags) options(errOut io.Writer) (webhook.Options, error) {
 		KeyFile:         f.keyFile,
 		MetricsAddress:  f.metricsAddress,
 		HealthAddress:   f.healthAddress,
-		Log:             zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(errOut), level)),
+		Log:             f.logger(errOut),
 		Getenv:          os.Getenv,
 	}
 	if f.certFile == "" && f.keyFile == "" {

@@ -28,20 +28,20 @@ users: [{name: u, user: {token: t}}]
 		t.Fatalf("webhook sub-command not registered: %v", err)
 	}
 
-	files := &webhookFlags{kubeconfig: kubeconfig, certFile: "/certs/tls.crt", keyFile: "/certs/tls.key"}
+	files := &webhookFlags{processFlags: processFlags{kubeconfig: kubeconfig}, certFile: "/certs/tls.crt", keyFile: "/certs/tls.key"}
 	opts, err := files.options(io.Discard)
 	if err != nil || opts.SelfManaged != nil || opts.CertFile != "/certs/tls.crt" {
 		t.Errorf("file mode: %+v, %v", opts, err)
 	}
 
-	self := &webhookFlags{kubeconfig: kubeconfig, namespace: "mc", secretName: "tls", serviceName: "svc", mutatingConfig: "m", validatingConfig: "v"}
+	self := &webhookFlags{processFlags: processFlags{kubeconfig: kubeconfig}, namespace: "mc", secretName: "tls", serviceName: "svc", mutatingConfig: "m", validatingConfig: "v"}
 	opts, err = self.options(io.Discard)
 	if err != nil || opts.SelfManaged == nil || opts.SelfManaged.Namespace != "mc" || opts.SelfManaged.SecretName != "tls" ||
 		opts.SelfManaged.ServiceName != "svc" || opts.SelfManaged.MutatingWebhookConfiguration != "m" || opts.SelfManaged.ValidatingWebhookConfiguration != "v" {
 		t.Errorf("self-managed mode: %+v, %v", opts.SelfManaged, err)
 	}
 
-	half := &webhookFlags{kubeconfig: kubeconfig, certFile: "/certs/tls.crt"}
+	half := &webhookFlags{processFlags: processFlags{kubeconfig: kubeconfig}, certFile: "/certs/tls.crt"}
 	opts, err = half.options(io.Discard)
 	if err != nil {
 		t.Fatal(err)

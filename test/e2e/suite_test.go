@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -170,19 +171,28 @@ const exemptUser = "system:serviceaccount:kubevirt-kkp-machines:machine-controll
 // the test when the chart's webhooks do not exempt that user.
 func exemptConfig(t *testing.T, admin *rest.Config) *rest.Config {
 	t.Helper()
-	mutating, validating, err := envtest.MachineWebhookConfigurations()
-	if err != nil {
+	if err := chartExempts(); err != nil {
 		t.Fatal(err)
-	}
-	for _, conditions := range [][]admissionregistrationv1.MatchCondition{mutating.Webhooks[0].MatchConditions, validating.Webhooks[0].MatchConditions} {
-		if len(conditions) != 1 || !strings.Contains(conditions[0].Expression, `"`+exemptUser+`"`) {
-			t.Fatalf("the chart's webhooks do not exempt %s: %v", exemptUser, conditions)
-		}
 	}
 	cfg := rest.CopyConfig(admin)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: exemptUser, Groups: []string{"system:masters"}}
 	return cfg
 }
+
+// chartExempts checks, once per test binary since it renders the chart,
+// that the chart's webhooks exempt exemptUser.
+var chartExempts = sync.OnceValue(func() error {
+	mutating, validating, err := envtest.MachineWebhookConfigurations()
+	if err != nil {
+		return err
+	}
+	for _, conditions := range [][]admissionregistrationv1.MatchCondition{mutating.Webhooks[0].MatchConditions, validating.Webhooks[0].MatchConditions} {
+		if len(conditions) != 1 || !strings.Contains(conditions[0].Expression, `"`+exemptUser+`"`) {
+			return fmt.Errorf("the chart's webhooks do not exempt %s: %v", exemptUser, conditions)
+		}
+	}
+	return nil
+})
 
 // exemptClient is a client of exemptConfig: what it writes is stored
 // unchecked, as if the webhook were not installed.

@@ -11,7 +11,7 @@ import (
 )
 
 // TestBareImageName: osImage with source pvc names a custom local disk by
-// its bare name, as Kubermatic's documentation does. A DataVolume of that
+// its bare name, as Kubermatic's dashboard writes it. A DataVolume of that
 // name wins; else the infra-controller's named image image-<name> is
 // cloned; the old spelling image-<name> keeps working.
 func TestBareImageName(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 )
 
 // supportedOS lists the operating systems of KubeVirt VMs (the SDK's
-// kubevirt.SupportedOS), in the order the docs name them.
+// kubevirt.SupportedOS), in the order error messages list them.
 var supportedOS = []providerconfig.OperatingSystem{
 	providerconfig.OperatingSystemUbuntu,
 	providerconfig.OperatingSystemRHEL,

@@ -85,11 +85,11 @@ GO
 
 start=$SECONDS
 if [[ ! -x "$DEST/etcd" ]]; then
-  log "building etcd v${ETCD_VERSION} (about 2 minutes on a cold cache)"
+  log "building etcd v${ETCD_VERSION} (about 1 minute on a cold cache and an idle 2-core machine)"
   build_etcd
 fi
 if [[ ! -x "$DEST/kube-apiserver" || ! -x "$DEST/kube-controller-manager" ]]; then
-  log "building kube-apiserver and kube-controller-manager v${K8S_VERSION} (about 15 minutes on a cold cache)"
+  log "building kube-apiserver and kube-controller-manager v${K8S_VERSION} (about 5 minutes on a cold cache and an idle 2-core machine)"
   build_kube
 fi
 log "done in $((SECONDS - start))s: $DEST"

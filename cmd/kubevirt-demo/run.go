@@ -40,7 +40,7 @@ type clusters struct {
 
 func run(ctx context.Context, o options) (err error) {
 	o.step("Finding or building kube-apiserver, etcd and kube-controller-manager, and KubeVirt's and CDI's own controllers, from source " +
-		"(once: the first build takes about 20 minutes on 2 cores, later runs use the cache)")
+		"(once: the first build took 9.5 minutes on an idle 2-core machine, longer on a busy one; later runs use the cache)")
 	start := time.Now()
 	if err := buildBinaries(ctx, o.out); err != nil {
 		return err

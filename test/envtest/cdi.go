@@ -31,19 +31,22 @@ var cdiControllerLock = filepath.Join(os.TempDir(), "kubevirt-kkp-cdi-controller
 // it reads its token signing keys and the upload server's signing CAs from
 // fixed paths under /var/run and writes /tmp/ready, so both /run and /tmp are
 // private tmpfs there, and the host's stay untouched. $1 holds the keys, the
-// CAs and the kubeconfig; the rest is the command.
+// CAs and the kubeconfig, $2 is cdi-controller, the rest its arguments. The
+// binary's directory is bind-mounted under /run first: it may itself be
+// under /tmp (a cache or a build directory there), which the tmpfs covers.
 const cdiControllerScript = `set -e
-src=$1; shift
+src=$1; bin=$2; shift 2
 mount -t tmpfs tmpfs /run
-mkdir -p /run/cdi/token/keys /run/certs/cdi-uploadserver-signer /run/certs/cdi-uploadserver-client-signer
+mkdir -p /run/cdi/token/keys /run/cdi/bin /run/certs/cdi-uploadserver-signer /run/certs/cdi-uploadserver-client-signer
 cp "$src/id_rsa" "$src/id_rsa.pub" /run/cdi/token/keys/
 cp "$src/server-signer.crt" /run/certs/cdi-uploadserver-signer/tls.crt
 cp "$src/server-signer.key" /run/certs/cdi-uploadserver-signer/tls.key
 cp "$src/client-signer.crt" /run/certs/cdi-uploadserver-client-signer/tls.crt
 cp "$src/client-signer.key" /run/certs/cdi-uploadserver-client-signer/tls.key
 cp "$src/kubeconfig" /run/cdi/kubeconfig
+mount --bind "${bin%/*}" /run/cdi/bin
 mount -t tmpfs tmpfs /tmp
-exec "$@" -kubeconfig /run/cdi/kubeconfig`
+exec "/run/cdi/bin/${bin##*/}" "$@" -kubeconfig /run/cdi/kubeconfig`
 
 // WithCDIController runs CDI's cdi-controller beside the API server under
 // the RBAC CDI generates for it, with the CDI CR kubevirt-installer's cdi

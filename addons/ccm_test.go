@@ -2,8 +2,6 @@ package addons_test
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,9 +12,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // ccmParams are complete parameters of the CCM addon.
 func ccmParams() addons.Params {
@@ -57,19 +54,7 @@ func TestRenderCCMGolden(t *testing.T) {
 		got.WriteString("---\n")
 		got.Write(raw)
 	}
-	path := filepath.Join("testdata", "kubevirt-ccm.golden.yaml")
-	if *update {
-		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("failed to read the golden file (run with -update): %v", err)
-	}
-	if diff := cmp.Diff(string(want), got.String()); diff != "" {
-		t.Errorf("rendered CCM addon (-want +got):\n%s", diff)
-	}
+	golden.Check(t, filepath.Join("testdata", "kubevirt-ccm.golden.yaml"), got.Bytes())
 }
 
 // cloudConfig mirrors the cloud-config keys of the KubeVirt CCM that the

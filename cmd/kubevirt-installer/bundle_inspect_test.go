@@ -70,7 +70,7 @@ func TestBundleInspectGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "bundle-inspect.golden", table)
+	checkGolden(t, "bundle-inspect.golden", table)
 	doc, err := execute(t, "bundle", "inspect", file, "-o", "json")
 	if err != nil {
 		t.Fatal(err)
@@ -88,5 +88,5 @@ func TestBundleInspectGolden(t *testing.T) {
 	if parsed.BOMFormat != "CycloneDX" || len(parsed.Components) != 4 {
 		t.Errorf("-o json: format %q with %d components, want CycloneDX with 2 images and 2 charts", parsed.BOMFormat, len(parsed.Components))
 	}
-	golden(t, "bundle-inspect-json.golden", doc)
+	checkGolden(t, "bundle-inspect-json.golden", doc)
 }

@@ -83,5 +83,5 @@ func TestBundleSigningCommands(t *testing.T) {
 		{"bundle", "inspect", in("unsigned.tar"), "--key", in("cosign.pub")},
 		{"bundle", "inspect", in("signed.tar.zst"), "-o", "yaml"},
 	})
-	golden(t, "bundle-signing.golden", got)
+	checkGolden(t, "bundle-signing.golden", got)
 }

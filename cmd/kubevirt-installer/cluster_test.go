@@ -28,7 +28,7 @@ func TestCommandsAgainstACluster(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
-		golden(t, "preflight-emulation.golden", out)
+		checkGolden(t, "preflight-emulation.golden", out)
 	})
 	t.Run("install stops on preflight errors", func(t *testing.T) {
 		out, err := run(t, "install")
@@ -70,7 +70,7 @@ func TestCommandsAgainstACluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "status-partial.golden", out)
+		checkGolden(t, "status-partial.golden", out)
 	})
 	t.Run("install again resumes", func(t *testing.T) {
 		out, err := run(t, "install", "--skip", "cdi", "--use-emulation")
@@ -90,6 +90,6 @@ func TestCommandsAgainstACluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "status-uninstalled.golden", out)
+		checkGolden(t, "status-uninstalled.golden", out)
 	})
 }

@@ -10,16 +10,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/go-logr/logr"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/golden"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // testEnv is the API server of the command tests; nil when
 // SKIP_ENVTEST=true. testClient reaches it with the installer's scheme.
@@ -62,23 +59,10 @@ func execute(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
+// checkGolden compares got with testdata/name, or rewrites it with -update.
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("failed to read %s (run the test with -update to create it): %v", path, err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got); run the test with -update if the change is intended:\n%s", path, diff)
-	}
+	golden.Check(t, filepath.Join("testdata", name), []byte(got))
 }
 
 func TestOfflineCommandsGolden(t *testing.T) {
@@ -103,7 +87,7 @@ func TestOfflineCommandsGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.golden, out)
+			checkGolden(t, tt.golden, out)
 		})
 	}
 }

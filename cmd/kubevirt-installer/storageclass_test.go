@@ -104,5 +104,5 @@ func TestStorageClassHelp(t *testing.T) {
 	if strings.Contains(out, "before creating tenant clusters") {
 		t.Error("the help asks to annotate classes before creating tenant clusters; the infra-controller follows later changes")
 	}
-	golden(t, "storageclass-help.golden", out)
+	checkGolden(t, "storageclass-help.golden", out)
 }

@@ -4,19 +4,16 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"sigs.k8s.io/yaml"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/golden"
+)
 
 // testKubeconfig is an infra kubeconfig for a server that is never contacted.
 const testKubeconfig = `apiVersion: v1
@@ -115,22 +112,7 @@ func TestRender(t *testing.T) {
 
 func compareGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("missing golden file (run with -update): %v", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("output differs from %s (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, path, []byte(got))
 }
 
 // stderrMarker separates stdout from stderr in a golden file.

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -19,12 +17,11 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/components"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/golden"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
-
-var update = flag.Bool("update", false, "rewrite the generated files from the upstream generators")
 
 // header starts every generated file.
 const header = "# Generated from %s's own code by test/upstream (go test ./test/upstream -update). Do not edit.\n"
@@ -120,30 +117,8 @@ func repoFile(path string) string {
 func checkFiles(t *testing.T, files map[string][]byte) {
 	t.Helper()
 	for path, want := range files {
-		if *update {
-			if err := os.WriteFile(repoFile(path), want, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(repoFile(path))
-		if err != nil {
-			t.Errorf("%v (run go test ./test/upstream -update)", err)
-			continue
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from what the upstream generator produces (run go test ./test/upstream -update):\n%s",
-				path, firstLines(cmp.Diff(string(want), string(got)), 40))
-		}
+		golden.Check(t, repoFile(path), want)
 	}
-}
-
-func firstLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = append(lines[:n], fmt.Sprintf("... (%d more lines)", len(lines)-n))
-	}
-	return strings.Join(lines, "\n")
 }
 
 const (

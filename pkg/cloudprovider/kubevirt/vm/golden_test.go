@@ -2,7 +2,6 @@ package vm
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,13 +16,12 @@ import (
 	"k8c.io/machine-controller/sdk/providerconfig"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/golden"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/golden from the current builder output")
 
 const (
 	casesDir  = "testdata/cases"
@@ -149,23 +147,7 @@ func TestGolden(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			got := renderCase(t, name)
-			path := filepath.Join(goldenDir, name+".yaml")
-			if *update {
-				if err := os.MkdirAll(goldenDir, 0o755); err != nil {
-					t.Fatalf("failed to create %s: %v", goldenDir, err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatalf("failed to write %s: %v", path, err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("failed to read golden file (run go test -update to create it): %v", err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("%s mismatch (-want +got), run go test -update if intended:\n%s", path, diff)
-			}
+			golden.Check(t, filepath.Join(goldenDir, name+".yaml"), got)
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
@@ -23,10 +24,13 @@ const HashAnnotation = "kkp-kubevirt.io/applied-hash"
 var keptMetadata = []string{"name", "namespace", "labels", "annotations", "ownerReferences", "finalizers"}
 
 // Desired returns obj as the object that is written: unstructured, with
-// apiVersion and kind (from scheme for a typed obj), without status, null
-// fields and server-set metadata, and with HashAnnotation set to the hash
-// of all that.
+// apiVersion and kind (from scheme for a typed obj; client-go's scheme when
+// nil), without status, null fields and server-set metadata, and with
+// HashAnnotation set to the hash of all that.
 func Desired(obj ctrlruntimeclient.Object, scheme *runtime.Scheme) (*unstructured.Unstructured, error) {
+	if scheme == nil {
+		scheme = clientgoscheme.Scheme
+	}
 	var content map[string]any
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		content = u.DeepCopy().Object

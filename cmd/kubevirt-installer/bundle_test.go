@@ -79,9 +79,7 @@ func TestOfflineBundle(t *testing.T) {
 
 func checkRelocatedInstall(t *testing.T, file, registry string) {
 	t.Helper()
-	if testEnv == nil {
-		t.Skip("envtest skipped by SKIP_ENVTEST=true")
-	}
+	requireEnv(t)
 	installertest.Start(t, testClient)
 	cluster := []string{"--kubeconfig", testEnv.KubeconfigPath, "--poll-interval", "20ms", "--timeout", "30s"}
 	args := append([]string{"install"}, cluster...)

@@ -11,9 +11,7 @@ import (
 // through the command line against a real API server, with the simulator
 // playing kubelets and operators.
 func TestCommandsAgainstACluster(t *testing.T) {
-	if testEnv == nil {
-		t.Skip("envtest skipped by SKIP_ENVTEST=true")
-	}
+	requireEnv(t)
 	sim := installertest.Start(t, testClient)
 	cluster := []string{"--kubeconfig", testEnv.KubeconfigPath, "--poll-interval", "20ms", "--timeout", "30s"}
 	run := func(t *testing.T, args ...string) (string, error) {

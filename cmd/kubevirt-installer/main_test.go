@@ -2,11 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"flag"
-	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -18,35 +14,30 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// testEnv is the API server of the command tests; nil when
-// SKIP_ENVTEST=true. testClient reaches it with the installer's scheme.
+// testEnv is the API server of the command tests and testClient reaches
+// it with the installer's scheme, both set once a test asked for the
+// cluster (requireEnv).
 var (
 	testEnv    *envtest.Env
 	testClient ctrlruntimeclient.Client
+	cluster    = envtest.NewShared(func(env *envtest.Env) error {
+		c, err := installer.NewClient(env.Config)
+		testEnv, testClient = env, c
+		return err
+	}, envtest.WithControllerManager(), envtest.WithCRDFiles())
 )
 
 func TestMain(m *testing.M) {
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
-	os.Exit(run(m))
+	envtest.Main(m, cluster)
 }
 
-func run(m *testing.M) int {
-	env, err := envtest.New(context.Background(), envtest.WithControllerManager(), envtest.WithCRDFiles())
-	if errors.Is(err, envtest.ErrSkipped) {
-		return m.Run()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop()
-	if testClient, err = installer.NewClient(env.Config); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	testEnv = env
-	return m.Run()
+// requireEnv starts the shared API server on first use and returns it; it
+// skips the test when SKIP_ENVTEST=true.
+func requireEnv(t *testing.T) *envtest.Env {
+	t.Helper()
+	return cluster.Env(t)
 }
 
 // execute runs the command line args and returns its output.

@@ -111,9 +111,7 @@ func TestEnumFlagsMatchTheCharts(t *testing.T) {
 // values sends not one request to the cluster (it installed the cni-plugins
 // release before stopping at kubevirt).
 func TestInstallWithBadValuesWritesNothing(t *testing.T) {
-	if testEnv == nil {
-		t.Skip("envtest skipped by SKIP_ENVTEST=true")
-	}
+	requireEnv(t)
 	counter := envtest.NewRequestCounter()
 	var out, errOut bytes.Buffer
 	cmd := newRoot(&globalOptions{out: &out, errOut: &errOut, wrapTransport: counter.Wrap})

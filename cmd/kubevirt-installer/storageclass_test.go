@@ -14,9 +14,7 @@ import (
 // TestStorageClassWorkflow runs the seed-002 admin workflow through the
 // command line: list, init (idempotent, all-or-nothing on typos), remove.
 func TestStorageClassWorkflow(t *testing.T) {
-	if testEnv == nil {
-		t.Skip("envtest skipped by SKIP_ENVTEST=true")
-	}
+	requireEnv(t)
 	ctx := t.Context()
 	for _, sc := range []*storagev1.StorageClass{
 		{ObjectMeta: metav1.ObjectMeta{Name: "sc-fast", Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}}, Provisioner: "example.com/ssd"},

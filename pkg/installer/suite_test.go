@@ -2,9 +2,6 @@ package installer
 
 import (
 	"bytes"
-	"context"
-	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"sync"
@@ -20,41 +17,26 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 )
 
-// testEnv is the API server of this package's integration tests; nil when
-// SKIP_ENVTEST=true. testClient reaches it with the installer's scheme.
+// testEnv is the API server of this package's integration tests and
+// testClient reaches it with the installer's scheme, both set once a test
+// asked for the cluster (requireEnv).
 var (
 	testEnv    *envtest.Env
 	testClient ctrlruntimeclient.Client
+	cluster    = envtest.NewShared(func(env *envtest.Env) error {
+		c, err := NewClient(env.Config)
+		testEnv, testClient = env, c
+		return err
+	}, envtest.WithControllerManager(), envtest.WithCRDFiles())
 )
 
-func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
+func TestMain(m *testing.M) { envtest.Main(m, cluster) }
 
-func run(m *testing.M) int {
-	env, err := envtest.New(context.Background(), envtest.WithControllerManager(), envtest.WithCRDFiles())
-	if errors.Is(err, envtest.ErrSkipped) {
-		return m.Run()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop()
-	if testClient, err = NewClient(env.Config); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	testEnv = env
-	return m.Run()
-}
-
+// requireEnv starts the shared API server on first use and returns it; it
+// skips the test when SKIP_ENVTEST=true.
 func requireEnv(t *testing.T) *envtest.Env {
 	t.Helper()
-	if testEnv == nil {
-		t.Skip("envtest skipped by SKIP_ENVTEST=true")
-	}
-	return testEnv
+	return cluster.Env(t)
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and concurrent readers.

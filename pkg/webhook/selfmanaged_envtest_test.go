@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/webhook"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -106,15 +108,14 @@ func secretKey(t *testing.T, e *testEnv, key string) []byte {
 
 func waitFor(t *testing.T, what string, get func() []byte) []byte {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if v := get(); len(v) > 0 {
-			return v
+	var v []byte
+	poll.Until(t, 20*time.Second, func() error {
+		if v = get(); len(v) == 0 {
+			return fmt.Errorf("no %s", what)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("no %s within 20s", what)
-	return nil
+		return nil
+	})
+	return v
 }
 
 func freePort(t *testing.T) int {

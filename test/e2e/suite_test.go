@@ -14,6 +14,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/webhook"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/simulator"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -227,17 +228,12 @@ func prepareInfra(ctx context.Context, c ctrlruntimeclient.Client) error {
 // the last state cond described.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, state := cond()
-		if ok {
-			return
+	poll.Until(t, timeout, func() error {
+		if ok, state := cond(); !ok {
+			return fmt.Errorf("waiting for %s; last state: %s", what, state)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, state)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // controllerLog writes machine-controller's log to the file E2E_CONTROLLER_LOG

@@ -14,6 +14,7 @@ import (
 	cdicorev1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/simulator"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -117,15 +117,12 @@ func (r *rig) vm(namespace, name, class string, access corev1.PersistentVolumeAc
 // waitFor polls cond for up to a minute.
 func waitFor(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
 	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		ok, state := cond(ctx)
-		last = state
-		return ok, nil
+	poll.Until(t, time.Minute, func() error {
+		if ok, state := cond(t.Context()); !ok {
+			return fmt.Errorf("%s: last state: %s", what, state)
+		}
+		return nil
 	})
-	if err != nil {
-		t.Fatalf("%s: %v; last state: %s", what, err, last)
-	}
 }
 
 // runningVMI waits for a running VMI of the VM other than notUID.

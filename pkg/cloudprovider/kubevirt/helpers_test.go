@@ -1,7 +1,6 @@
 package kubevirt
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
@@ -21,7 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
@@ -169,13 +168,23 @@ func machineSpec(value []byte) clusterv1alpha1.MachineSpec {
 	}
 }
 
-// eventually polls cond every 100ms for up to 30s.
+// eventually polls cond for up to 30s; an error from cond ends the wait.
 func eventually(t testing.TB, what string, cond func() (bool, error)) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true,
-		func(context.Context) (bool, error) { return cond() })
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
+	var failed error
+	poll.Until(t, 30*time.Second, func() error {
+		ok, err := cond()
+		switch {
+		case err != nil:
+			failed = err
+			return nil
+		case !ok:
+			return fmt.Errorf("waiting for %s", what)
+		}
+		return nil
+	})
+	if failed != nil {
+		t.Fatalf("%s: %v", what, failed)
 	}
 }
 

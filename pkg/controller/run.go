@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/metrics"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
 
@@ -129,12 +130,16 @@ func (o RunOptions) Run(ctx context.Context) error {
 		InfraNodeLabels: o.InfraNodeLabels,
 	}
 	if len(infraKubeconfig) > 0 {
-		cfg, ns, err := infra.ParseKubeconfig(infraKubeconfig)
+		_, ns, err := infra.ParseKubeconfig(infraKubeconfig)
 		if err != nil {
 			return err
 		}
-		cfg.Wrap(m.WrapTransport)
-		opts.InfraConfig, opts.InfraNamespace = cfg, cmp.Or(o.InfraNamespace, ns)
+		// The provider's client of the default kubeconfig and namespace:
+		// the watches share its informers.
+		opts.InfraNamespace = cmp.Or(o.InfraNamespace, ns)
+		if opts.Infra, err = clients.Cluster(ctx, infraKubeconfig, opts.InfraNamespace); err != nil {
+			return err
+		}
 	}
 	encoded := base64.StdEncoding.EncodeToString(infraKubeconfig)
 	provider := kubevirt.New(kubevirt.Options{
@@ -149,12 +154,14 @@ func (o RunOptions) Run(ctx context.Context) error {
 		},
 	})
 	opts.Provider = m.InstrumentProvider(provider)
+	// The provider names every VM like its Machine.
+	opts.ProviderID = func(machine *clusterv1alpha1.Machine) string { return vm.ProviderID(machine.Name) }
 	opts.TemplateRevision, opts.RevisionObjects = provider.TemplateRevision, kubevirt.RevisionObjects()
 	opts.Capacity = provider
 	if err := Add(mgr, opts); err != nil {
 		return err
 	}
-	log.Info("Starting machine-controller", zap.Int("workers", o.WorkerCount), zap.Bool("infraWatch", opts.InfraConfig != nil))
+	log.Info("Starting machine-controller", zap.Int("workers", o.WorkerCount), zap.Bool("infraWatch", opts.Infra != nil))
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("failed to run the manager: %w", err)
 	}
@@ -178,7 +185,9 @@ func (o RunOptions) newManager() (ctrl.Manager, error) {
 		Client: ctrlruntimeclient.Options{Cache: &ctrlruntimeclient.CacheOptions{
 			DisableFor: []ctrlruntimeclient.Object{&corev1.Secret{}, &corev1.ConfigMap{}},
 		}},
-		Cache:                   cache.Options{NewInformer: outage.NewInformer},
+		// managedFields are never read; every patch of a Machine or Node
+		// would otherwise grow its cached copy.
+		Cache:                   cache.Options{NewInformer: outage.NewInformer, DefaultTransform: cache.TransformStripManagedFields()},
 		Metrics:                 metricsserver.Options{BindAddress: cmp.Or(o.MetricsAddress, "0")},
 		HealthProbeBindAddress:  cmp.Or(o.HealthAddress, "0"),
 		LeaderElection:          o.LeaderElection,

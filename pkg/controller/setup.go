@@ -7,17 +7,16 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machine"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machinedeployment"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machineset"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 )
@@ -31,12 +30,18 @@ type Options struct {
 	// WorkerCount is the number of objects each controller reconciles at
 	// once.
 	WorkerCount int
-	// InfraConfig, when set, connects to the infra cluster whose
-	// VirtualMachines and VirtualMachineInstances in InfraNamespace are
-	// watched, so their changes reach the Machines without polling.
-	InfraConfig *rest.Config
-	// InfraNamespace is the watched infra namespace; "" watches all.
+	// Infra, when set, is the infra cluster whose VirtualMachines and
+	// VirtualMachineInstances in InfraNamespace are watched, so their
+	// changes reach the Machines without polling. Build it with
+	// infra.Clients.Cluster from the provider's clients, so the watches use
+	// the informers the provider reads: one informer per kind.
+	Infra cluster.Cluster
+	// InfraNamespace is the watched infra namespace, the one Infra caches.
 	InfraNamespace string
+	// ProviderID, when set, is the spec.providerID the Node of a Machine's
+	// instance will carry, known before the instance exists (see
+	// machine.Options.ProviderID).
+	ProviderID func(*clusterv1alpha1.Machine) string
 	// DrainTimeout bounds the drain of a deleted Machine's Node (see
 	// machine.Options).
 	DrainTimeout time.Duration
@@ -76,13 +81,10 @@ func Add(mgr ctrl.Manager, opts Options) error {
 	q := queue.Options{Workers: opts.WorkerCount, MaxRetryDelay: opts.MaxRetryDelay, SkipNameValidation: opts.SkipNameValidation}
 	mopts := machine.Options{Provider: opts.Provider, Log: opts.Log, Queue: q, DrainTimeout: opts.DrainTimeout,
 		JoinTimeout: opts.JoinTimeout, StoppedGrace: opts.StoppedGrace, Name: opts.Name, InfraNodeLabels: opts.InfraNodeLabels,
+		ProviderID: opts.ProviderID,
 	}
 	mdopts := machinedeployment.Options{Queue: q, TemplateRevision: opts.TemplateRevision, Capacity: opts.Capacity}
-	if opts.InfraConfig != nil {
-		infraCluster, err := NewInfraCluster(opts.InfraConfig, opts.InfraNamespace)
-		if err != nil {
-			return err
-		}
+	if infraCluster := opts.Infra; infraCluster != nil {
 		if err := mgr.Add(infraCluster); err != nil {
 			return fmt.Errorf("failed to add the infra cluster to the manager: %w", err)
 		}
@@ -117,26 +119,6 @@ func mdWatched(opts Options) []ctrlruntimeclient.Object {
 		out = append(out, opts.Capacity.CapacityObjects()...)
 	}
 	return out
-}
-
-// NewInfraCluster returns a cluster whose cache holds the KubeVirt and CDI
-// kinds of one infra namespace ("" for all namespaces). Add it to the
-// manager to start it.
-func NewInfraCluster(cfg *rest.Config, namespace string) (cluster.Cluster, error) {
-	scheme, err := infra.NewScheme()
-	if err != nil {
-		return nil, err
-	}
-	c, err := cluster.New(cfg, func(o *cluster.Options) {
-		o.Scheme = scheme
-		if namespace != "" {
-			o.Cache.DefaultNamespaces = map[string]cache.Config{namespace: {}}
-		}
-	})
-	if err != nil {
-		return nil, fmt.Errorf("failed to create the infra cluster client: %w", err)
-	}
-	return c, nil
 }
 
 // served returns the objects whose kinds the infra API server serves. A

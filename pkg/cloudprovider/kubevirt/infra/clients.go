@@ -85,9 +85,16 @@ type entryKey struct {
 }
 
 type entry struct {
-	client   *Client
+	client *Client
+	// conn and cache are the connection and the namespace's cache the
+	// client reads through.
+	conn     *connection
+	cache    cache.Cache
 	stop     context.CancelFunc
 	lastUsed time.Time
+	// pinned entries are never closed for being idle: a Cluster's watches
+	// use their informers (see Clients.Cluster).
+	pinned bool
 }
 
 // ErrStopped is returned by Get after Stop.
@@ -114,9 +121,19 @@ func NewClients(opts Options) (*Clients, error) {
 // discovery and informers start on the first read. Errors wrapping
 // ErrInvalidKubeconfig mean the kubeconfig is unusable.
 func (c *Clients) Get(ctx context.Context, kubeconfig []byte, namespace string) (*Client, error) {
-	hash := sha256.Sum256(kubeconfig)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	e, err := c.entryLocked(ctx, kubeconfig, namespace)
+	if err != nil {
+		return nil, err
+	}
+	return e.client, nil
+}
+
+// entryLocked returns the entry of a kubeconfig and namespace (see Get),
+// creating it and its connection on first use.
+func (c *Clients) entryLocked(ctx context.Context, kubeconfig []byte, namespace string) (*entry, error) {
+	hash := sha256.Sum256(kubeconfig)
 	if c.stopped {
 		return nil, ErrStopped
 	}
@@ -134,7 +151,7 @@ func (c *Clients) Get(ctx context.Context, kubeconfig []byte, namespace string) 
 	key := entryKey{kubeconfig: hash, namespace: ResolveNamespace(namespace, "", conn.contextNamespace)}
 	if e, ok := c.entries[key]; ok {
 		e.lastUsed = now
-		return e.client, nil
+		return e, nil
 	}
 	nsCache, stop, err := conn.startCache(ctx, map[string]cache.Config{key.namespace: {}})
 	if err != nil {
@@ -145,15 +162,16 @@ func (c *Clients) Get(ctx context.Context, kubeconfig []byte, namespace string) 
 		Reader:    &cachedReader{conn: conn, namespace: key.namespace, cache: nsCache},
 		Writer:    conn.writer,
 	}
-	c.entries[key] = &entry{client: client, stop: stop, lastUsed: now}
-	return client, nil
+	e := &entry{client: client, conn: conn, cache: nsCache, stop: stop, lastUsed: now}
+	c.entries[key] = e
+	return e, nil
 }
 
-// sweepLocked closes clients unused for IdleTimeout and connections left
-// without clients.
+// sweepLocked closes clients unused for IdleTimeout, unless pinned, and
+// connections left without clients.
 func (c *Clients) sweepLocked(now time.Time) {
 	for key, e := range c.entries {
-		if now.Sub(e.lastUsed) >= c.opts.IdleTimeout {
+		if !e.pinned && now.Sub(e.lastUsed) >= c.opts.IdleTimeout {
 			e.stop()
 			delete(c.entries, key)
 		}

@@ -57,6 +57,13 @@ func rulesOf(t *testing.T, obj *unstructured.Unstructured) []rbacv1.PolicyRule {
 // controller-gen.
 func generatedRules(t *testing.T, file, kind string) []rbacv1.PolicyRule {
 	t.Helper()
+	return generatedRulesIn(t, file, kind, "")
+}
+
+// generatedRulesIn returns the rules of the generated role of a kind and,
+// when namespace is not empty, of that namespace.
+func generatedRulesIn(t *testing.T, file, kind, namespace string) []rbacv1.PolicyRule {
+	t.Helper()
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +73,7 @@ func generatedRules(t *testing.T, file, kind string) []rbacv1.PolicyRule {
 		if err := yaml.Unmarshal([]byte(doc), role); err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
-		if role.Kind == kind {
+		if role.Kind == kind && (namespace == "" || role.Namespace == namespace) {
 			return role.Rules
 		}
 	}
@@ -76,17 +83,22 @@ func generatedRules(t *testing.T, file, kind string) []rbacv1.PolicyRule {
 
 func TestControllerRolesAreTheGeneratedOnes(t *testing.T) {
 	tests := []struct {
-		chart, file, kind, object string
+		chart, file, kind, namespace, object string
+		values                               map[string]any
 	}{
-		{"machine-controller", "machine-controller/files/rbac/user/role.yaml", "ClusterRole", "ClusterRole/kubevirt-kkp:machine-controller"},
-		{"machine-controller", "machine-controller/files/rbac/user/role.yaml", "Role", "Role/machine-controller-leader-election"},
-		{"infra-controller", "infra-controller/files/rbac/role.yaml", "ClusterRole", "ClusterRole/kubevirt-kkp:infra-controller"},
-		{"infra-controller", "infra-controller/files/rbac/role.yaml", "Role", "Role/infra-controller-leader-election"},
+		{"machine-controller", "machine-controller/files/rbac/user/role.yaml", "ClusterRole", "", "ClusterRole/kubevirt-kkp:machine-controller", nil},
+		{"machine-controller", "machine-controller/files/rbac/user/role.yaml", "Role", "leader-election", "Role/machine-controller-leader-election", nil},
+		{
+			"machine-controller", "machine-controller/files/rbac/user/role.yaml", "Role", "cloud-init-settings",
+			"Role/kubevirt-kkp:machine-controller:bootstrap-secrets", map[string]any{"rbac": map[string]any{"bootstrapSecrets": true}},
+		},
+		{"infra-controller", "infra-controller/files/rbac/role.yaml", "ClusterRole", "", "ClusterRole/kubevirt-kkp:infra-controller", nil},
+		{"infra-controller", "infra-controller/files/rbac/role.yaml", "Role", "", "Role/infra-controller-leader-election", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.object, func(t *testing.T) {
-			objects := mustRender(t, tt.chart, nil)
-			want := permissions(generatedRules(t, tt.file, tt.kind))
+			objects := mustRender(t, tt.chart, tt.values)
+			want := permissions(generatedRulesIn(t, tt.file, tt.kind, tt.namespace))
 			if len(want) == 0 {
 				t.Fatal("the generated role has no rules")
 			}

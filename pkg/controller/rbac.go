@@ -6,9 +6,12 @@ package controller
 // The manager's client caches every kind it reads, so reads are
 // cluster-wide get, list and watch, except Secrets and ConfigMaps: they are
 // read one at a time, uncached (RunOptions disables their cache), so only
-// "get" is granted: the operating-system-manager bootstrap Secrets in
-// cloud-init-settings and the Secret and ConfigMap key references of
-// providerSpecs, which may name any namespace. Pods are listed from the API server by Node (no cache), and
+// "get" is granted: the Secret and ConfigMap key references of
+// providerSpecs, which may name any namespace. The operating-system-manager
+// bootstrap Secrets are read from a cache of the namespace
+// cloud-init-settings alone, hence list and watch there (the chart grants
+// them with rbac.bootstrapSecrets; without them the controller reads those
+// Secrets one by one too). Pods are listed from the API server by Node (no cache), and
 // evicted through the eviction subresource. Events go through the
 // events.k8s.io API; leader election records its own through the core API.
 // The namespace "leader-election" is a placeholder the chart replaces with
@@ -22,6 +25,7 @@ package controller
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
 // +kubebuilder:rbac:groups="",resources=secrets;configmaps,verbs=get
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=list;watch,namespace=cloud-init-settings
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=leader-election

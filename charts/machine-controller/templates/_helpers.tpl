@@ -21,13 +21,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{/*
 machine-controller.rules renders the rules of the generated role of the given
 kind ("ClusterRole" or "Role") in the file named by "file"; the generated
-files hold one document per kind.
+files hold one document per kind and, for Roles, per namespace: "namespace",
+when given, picks the Role of that namespace.
 */}}
 {{- define "machine-controller.rules" -}}
 {{- $kind := .kind -}}
+{{- $namespace := .namespace | default "" -}}
 {{- range $doc := splitList "\n---\n" (.root.Files.Get .file) -}}
 {{- $obj := fromYaml $doc -}}
-{{- if eq (get $obj "kind") $kind -}}
+{{- if and (eq (get $obj "kind") $kind) (or (eq $namespace "") (eq (get (get $obj "metadata") "namespace") $namespace)) -}}
 {{- toYaml (get $obj "rules") -}}
 {{- end -}}
 {{- end -}}

@@ -87,6 +87,13 @@ type Options struct {
 	// node a Machine's VM runs on to the Machine's Node (see
 	// infraNodeLabels). It needs Infra and InfraNamespace.
 	InfraNodeLabels types.NamespacedName
+	// ProviderID, when set, returns the spec.providerID the Node of a
+	// Machine's instance will carry, known before the instance exists
+	// (KubeVirt: kubevirt://<VM>, the VM named like the Machine). A Machine
+	// whose instance this controller creates then gets it in the patch
+	// that adds the finalizers, instead of in a patch of its own once its
+	// Node joins.
+	ProviderID func(*clusterv1alpha1.Machine) string
 	// Name selects the Machines of this controller: those whose label
 	// LabelController equals it; "" selects the Machines without the
 	// label. Kubermatic's machine-controller has the same -name flag, so
@@ -112,6 +119,8 @@ type reconciler struct {
 	// pods lists pods by Node from the API server: the controller does not
 	// cache every pod of the cluster.
 	pods ctrlruntimeclient.Reader
+	// secrets reads the operating-system-manager bootstrap Secrets.
+	secrets secretGetter
 	// drainTimeout bounds drains; negative disables them.
 	drainTimeout time.Duration
 	// joinTimeout replaces Machines whose Node does not join; 0 disables.
@@ -132,6 +141,8 @@ type reconciler struct {
 	now func() time.Time
 	// name is the controller name Machines must carry (Options.Name).
 	name string
+	// providerID is Options.ProviderID; nil when unknown before creation.
+	providerID func(*clusterv1alpha1.Machine) string
 	// evacuations counts evacuations by policy and outcome.
 	evacuations *prometheus.CounterVec
 }
@@ -141,28 +152,12 @@ func Add(mgr ctrl.Manager, opts Options) error {
 	if opts.Provider == nil {
 		return fmt.Errorf("machine controller needs a provider")
 	}
-	if opts.Log == nil {
-		opts.Log = zap.NewNop().Sugar()
+	r := newReconciler(mgr, opts)
+	secrets := newBootstrapSecrets(mgr, r.log)
+	if err := mgr.Add(secrets); err != nil {
+		return fmt.Errorf("failed to add the bootstrap Secret reader: %w", err)
 	}
-	r := &reconciler{
-		client:       mgr.GetClient(),
-		provider:     opts.Provider,
-		log:          opts.Log.Named(ControllerName),
-		recorder:     mgr.GetEventRecorder(ControllerName),
-		pods:         mgr.GetAPIReader(),
-		drainTimeout: opts.DrainTimeout,
-		joinTimeout:  opts.JoinTimeout,
-		stoppedGrace: cmp.Or(opts.StoppedGrace, DefaultStoppedGrace),
-		watched:      opts.Infra != nil,
-		now:          time.Now,
-		name:         opts.Name,
-	}
-	if opts.Infra != nil {
-		r.infra, r.infraNamespace = opts.Infra.GetClient(), opts.InfraNamespace
-	}
-	if r.drainTimeout == 0 {
-		r.drainTimeout = DefaultDrainTimeout
-	}
+	r.secrets = secrets
 	if err := addIndexes(context.Background(), mgr); err != nil {
 		return err
 	}
@@ -194,6 +189,35 @@ func Add(mgr ctrl.Manager, opts Options) error {
 		r.infraLabels = labels
 	}
 	return b.Complete(r)
+}
+
+// newReconciler returns the reconciler of opts on mgr, without its
+// bootstrap Secret reader, metrics and infra node labels.
+func newReconciler(mgr ctrl.Manager, opts Options) *reconciler {
+	if opts.Log == nil {
+		opts.Log = zap.NewNop().Sugar()
+	}
+	r := &reconciler{
+		client:       mgr.GetClient(),
+		provider:     opts.Provider,
+		log:          opts.Log.Named(ControllerName),
+		recorder:     mgr.GetEventRecorder(ControllerName),
+		pods:         mgr.GetAPIReader(),
+		drainTimeout: opts.DrainTimeout,
+		joinTimeout:  opts.JoinTimeout,
+		stoppedGrace: cmp.Or(opts.StoppedGrace, DefaultStoppedGrace),
+		watched:      opts.Infra != nil,
+		now:          time.Now,
+		name:         opts.Name,
+		providerID:   opts.ProviderID,
+	}
+	if opts.Infra != nil {
+		r.infra, r.infraNamespace = opts.Infra.GetClient(), opts.InfraNamespace
+	}
+	if r.drainTimeout == 0 {
+		r.drainTimeout = DefaultDrainTimeout
+	}
+	return r
 }
 
 // scope is what one reconcile works on.

@@ -1,14 +1,18 @@
 package machine
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
 // The infra cache may lag behind the user cluster: a Node whose providerID
@@ -117,5 +121,65 @@ func TestProviderIDPatchKeepsStatus(t *testing.T) {
 	want := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}}
 	if diff := cmp.Diff(want, got.Status.Addresses); diff != "" {
 		t.Errorf("addresses after one reconcile (-want +got):\n%s", diff)
+	}
+}
+
+// With a providerID known before creation, the patch that adds the
+// finalizers of a Machine about to get its instance also sets
+// spec.providerID, so linking its Node patches the Machine no more. A
+// Machine that already has its finalizers (its instance may be an older
+// controller's) still takes its Node's.
+func TestProviderIDBeforeCreation(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		finalizers  []string
+		nodeID      string
+		wantMachine string
+		// wantPatches counts the Machine patches of both reconciles.
+		wantPatches int
+	}{
+		{name: "new Machine", nodeID: "kubevirt://m-1", wantMachine: "kubevirt://m-1", wantPatches: 1},
+		{
+			name: "Machine of an older controller", finalizers: []string{FinalizerDelete, FinalizerNodeDelete},
+			nodeID: "kubermatic://kubevirt/uid-1", wantMachine: "kubermatic://kubevirt/uid-1", wantPatches: 1,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newMachine()
+			m.Finalizers = tc.finalizers
+			patches := 0
+			f := newFixture(t)
+			f.client = newFakeClientWith(t, interceptor.Funcs{
+				Patch: func(ctx context.Context, c ctrlruntimeclient.WithWatch, obj ctrlruntimeclient.Object, patch ctrlruntimeclient.Patch, opts ...ctrlruntimeclient.PatchOption) error {
+					if _, ok := obj.(*clusterv1alpha1.Machine); ok {
+						patches++
+					}
+					return c.Patch(ctx, obj, patch, opts...)
+				},
+			}, m)
+			f.r.client, f.r.secrets = f.client, &bootstrapSecrets{direct: f.client}
+			f.r.providerID = func(m *clusterv1alpha1.Machine) string { return "kubevirt://" + m.Name }
+			if _, err := f.reconcile(); err != nil {
+				t.Fatal(err)
+			}
+			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}, Spec: corev1.NodeSpec{ProviderID: tc.nodeID},
+				Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}}}}
+			if err := f.client.Create(t.Context(), node); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.reconcile(); err != nil {
+				t.Fatal(err)
+			}
+			got := f.machine()
+			if got.Status.NodeRef == nil {
+				t.Fatal("the Node is not linked")
+			}
+			if diff := cmp.Diff(tc.wantMachine, ptr.Deref(got.Spec.ProviderID, "")); diff != "" {
+				t.Errorf("Machine spec.providerID (-want +got):\n%s", diff)
+			}
+			if patches != tc.wantPatches {
+				t.Errorf("%d Machine patches, want %d", patches, tc.wantPatches)
+			}
+		})
 	}
 }

@@ -56,13 +56,25 @@ func (r *reconciler) poll() reconcile.Result {
 }
 
 // ensureFinalizers adds both finalizers, before any instance is created.
-func (r *reconciler) ensureFinalizers(ctx context.Context, machine *clusterv1alpha1.Machine) error {
+// When creating is true and the provider's providerID is known before
+// creation, the same patch sets spec.providerID (see Options.ProviderID).
+// A Machine that already has both finalizers gets spec.providerID from its
+// Node (setProviderID): its instance may be an older controller's, whose
+// Node carries another format.
+func (r *reconciler) ensureFinalizers(ctx context.Context, machine *clusterv1alpha1.Machine, creating bool) error {
 	if controllerutil.ContainsFinalizer(machine, FinalizerDelete) && controllerutil.ContainsFinalizer(machine, FinalizerNodeDelete) {
 		return nil
+	}
+	providerID := ""
+	if creating && r.providerID != nil && machine.Spec.ProviderID == nil {
+		providerID = r.providerID(machine)
 	}
 	return r.updater(ctx)(machine, func(m *clusterv1alpha1.Machine) {
 		controllerutil.AddFinalizer(m, FinalizerDelete)
 		controllerutil.AddFinalizer(m, FinalizerNodeDelete)
+		if providerID != "" {
+			m.Spec.ProviderID = &providerID
+		}
 	})
 }
 
@@ -75,13 +87,13 @@ func (r *reconciler) ensureInstance(ctx context.Context, s *scope) (cloudprovide
 	if err != nil && !errors.Is(err, cloudprovider.ErrInstanceNotFound) {
 		return nil, fmt.Errorf("failed to get the instance: %w", err)
 	}
-	if ferr := r.ensureFinalizers(ctx, s.machine); ferr != nil {
+	if ferr := r.ensureFinalizers(ctx, s.machine, err != nil); ferr != nil {
 		return nil, ferr
 	}
 	if err == nil {
 		return inst, nil
 	}
-	ud, err := userData(ctx, r.client, s.machine)
+	ud, err := r.userData(ctx, s.machine)
 	if err != nil {
 		return nil, err
 	}

@@ -34,11 +34,23 @@ func BootstrapSecretName(machineDeployment, machineNamespace string) string {
 	return fmt.Sprintf(bootstrap.CloudConfigSecretNamePattern, machineDeployment, machineNamespace, bootstrap.BootstrapCloudConfig)
 }
 
-// userData returns the user data of a Machine: the operating-system-manager
+// secretGetter reads one Secret.
+type secretGetter interface {
+	Get(ctx context.Context, key ctrlruntimeclient.ObjectKey, secret *corev1.Secret) error
+}
+
+// userData returns the user data of the reconciler's Machine (see
+// userDataOf).
+func (r *reconciler) userData(ctx context.Context, machine *clusterv1alpha1.Machine) (string, error) {
+	return userDataOf(ctx, r.client, r.secrets, machine)
+}
+
+// userDataOf returns the user data of a Machine: the operating-system-manager
 // Secret's cloud-config when the Machine belongs to a MachineDeployment and
 // the Secret exists, else a built-in minimal cloud-init. A Secret written for
 // another MachineDeployment revision is an error, retried until OSM catches up.
-func userData(ctx context.Context, c ctrlruntimeclient.Reader, machine *clusterv1alpha1.Machine) (string, error) {
+// c reads the Machine's owners, secrets the Secret.
+func userDataOf(ctx context.Context, c ctrlruntimeclient.Reader, secrets secretGetter, machine *clusterv1alpha1.Machine) (string, error) {
 	ms, md, err := owners(ctx, c, machine)
 	if err != nil {
 		return "", err
@@ -46,7 +58,7 @@ func userData(ctx context.Context, c ctrlruntimeclient.Reader, machine *clusterv
 	if md != "" {
 		secret := &corev1.Secret{}
 		key := ctrlruntimeclient.ObjectKey{Namespace: bootstrap.CloudInitSettingsNamespace, Name: BootstrapSecretName(md, machine.Namespace)}
-		err := c.Get(ctx, key, secret)
+		err := secrets.Get(ctx, key, secret)
 		switch {
 		case err == nil:
 			if err := checkRevision(secret, ms); err != nil {

@@ -103,7 +103,7 @@ func TestUserData(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newFakeClient(t, tc.objs...)
-			got, err := userData(t.Context(), c, tc.machine)
+			got, err := userDataOf(t.Context(), c, &bootstrapSecrets{direct: c}, tc.machine)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)

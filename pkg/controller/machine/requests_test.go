@@ -1,0 +1,157 @@
+package machine
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	"k8c.io/machine-controller/sdk/bootstrap"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// A Machine of a MachineDeployment whose instance's address and Node are
+// seen by the same reconcile costs the user cluster exactly four requests
+// beyond its creation, counted on the wire against a real API server: one
+// Machine patch (finalizers and spec.providerID), one status patch
+// (addresses, nodeRef, conditions), one Node patch (owner label, Machine
+// annotation) and the Created event. The operating-system-manager
+// bootstrap Secret comes from the controller's cache of its namespace, and
+// the reconciles the controller's own patches trigger send nothing.
+func TestMachineUserRequests(t *testing.T) {
+	env := envtest.Start(t, envtest.WithCRDFiles("cluster.k8s.io.yaml"))
+	ctx := t.Context()
+	ns := env.CreateNamespace(t, "requests")
+	ms := &clusterv1alpha1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "md-1-abc", Namespace: ns, OwnerReferences: []metav1.OwnerReference{
+		ownerRef("MachineDeployment", "md-1", "md-uid"),
+	}}}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: BootstrapSecretName("md-1", ns), Namespace: bootstrap.CloudInitSettingsNamespace},
+		Data:       map[string][]byte{BootstrapSecretKey: []byte("#cloud-config\nhostname: <MACHINE_NAME>\n")},
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-m-1"}, Spec: corev1.NodeSpec{ProviderID: "kubevirt://m-1"}}
+	for _, obj := range []ctrlruntimeclient.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bootstrap.CloudInitSettingsNamespace}}, ms, secret, node,
+	} {
+		if err := env.Client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counter := envtest.NewRequestCounter()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(counter.Wrap)
+	provider := newFakeProvider()
+	startControllerWith(t, cfg, env, Options{Provider: provider, ProviderID: func(m *clusterv1alpha1.Machine) string { return "kubevirt://" + m.Name }})
+	// Machines created before the bootstrap Secret cache synced read the
+	// Secret directly; wait for its informer.
+	waitFor(t, "the bootstrap Secret informer", func() bool { return counter.Counts()[envtest.Request{Verb: "WATCH", Resource: "v1/secrets"}] > 0 })
+	time.Sleep(time.Second)
+
+	m := &clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "m-1", Namespace: ns, OwnerReferences: []metav1.OwnerReference{
+		{APIVersion: clusterv1alpha1.SchemeGroupVersion.String(), Kind: "MachineSet", Name: ms.Name, UID: ms.UID, Controller: ptr.To(true)},
+	}}}
+	if err := env.Client.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	created := envtest.Request{Verb: "POST", Resource: "events.k8s.io/v1/events"}
+	waitFor(t, "the linked Machine and its Created event", func() bool {
+		got := &clusterv1alpha1.Machine{}
+		if err := env.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(m), got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Status.NodeRef != nil && counter.Counts()[created] > 0
+	})
+	// Reconciles triggered by the controller's own patches have run by now.
+	time.Sleep(2 * time.Second)
+	if ud := provider.userdata["m-1"]; ud != "#cloud-config\nhostname: m-1\n" {
+		t.Errorf("user data %q, want the bootstrap Secret's", ud)
+	}
+	want := map[envtest.Request]int{
+		{Verb: "PATCH", Resource: "cluster.k8s.io/v1alpha1/machines"}:        1,
+		{Verb: "PATCH", Resource: "cluster.k8s.io/v1alpha1/machines/status"}: 1,
+		{Verb: "PATCH", Resource: "v1/nodes"}:                                1,
+		created:                                                              1,
+	}
+	got := map[envtest.Request]int{}
+	for req, n := range counter.Counts() {
+		switch req.Verb {
+		case "LIST", "WATCH", "DISCOVERY":
+			// Informer starts and discovery, once per process.
+		default:
+			if req.Resource != "authorization.k8s.io/v1/selfsubjectaccessreviews" {
+				got[req] = n
+			}
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("user-cluster requests for one Machine (-want +got):\n%s", diff)
+	}
+}
+
+// waitFor polls cond for up to 30 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// startControllerWith runs the Machine controller against cfg, a
+// configuration of env, until the test ends.
+func startControllerWith(t *testing.T, cfg *rest.Config, env *envtest.Env, opts Options) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  env.Scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Client: ctrlruntimeclient.Options{Cache: &ctrlruntimeclient.CacheOptions{
+			DisableFor: []ctrlruntimeclient.Object{&corev1.Secret{}, &corev1.ConfigMap{}},
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Queue = queue.Options{SkipNameValidation: true}
+	if err := Add(mgr, opts); err != nil {
+		t.Fatal(err)
+	}
+	runManager(t, mgr)
+}
+
+// runManager starts mgr and stops it when the test ends.
+func runManager(t *testing.T, mgr ctrl.Manager) {
+	t.Helper()
+	runUntilCleanup(t, "manager", mgr.Start)
+}
+
+// runUntilCleanup runs start in the background until the test ends and
+// reports its error then; the returned channel receives that error if
+// start returns earlier (send it back so the cleanup sees it too).
+func runUntilCleanup(t *testing.T, what string, start func(context.Context) error) chan error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	})
+	return done
+}

@@ -46,6 +46,8 @@ package infracontroller
 // +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachines,verbs=delete
 // +kubebuilder:rbac:groups=infra.kkp-kubevirt.io,resources=tenantclusters,verbs=get;list;watch;update
 // +kubebuilder:rbac:groups=infra.kkp-kubevirt.io,resources=tenantclusters/status;tenantclusters/finalizers,verbs=update
+// +kubebuilder:rbac:groups=infra.kkp-kubevirt.io,resources=tenantclusters;tenantclusters/status,verbs=patch
+// +kubebuilder:rbac:groups="",resources=namespaces;secrets;configmaps,verbs=patch
 // +kubebuilder:rbac:groups=subresources.kubevirt.io,resources=virtualmachines/addvolume;virtualmachines/removevolume;virtualmachineinstances/addvolume;virtualmachineinstances/removevolume,verbs=update
 // +kubebuilder:rbac:groups=snapshot.storage.k8s.io,resources=volumesnapshots,verbs=get;create;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch

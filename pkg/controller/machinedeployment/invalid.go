@@ -25,12 +25,6 @@ const (
 	AnnotationErrorMessage = "machinedeployment.kkp-kubevirt.io/error-message"
 )
 
-// ReasonInvalidConfiguration is the error reason of a MachineDeployment
-// whose spec the controller refuses, and the reason of the Warning event
-// recorded when the error appears or its message changes. Machines and
-// MachineSets use the same reason for an invalid spec.
-const ReasonInvalidConfiguration = "InvalidConfiguration"
-
 // validate returns the selector and rollout limits of a defaulted
 // MachineDeployment, or why the controller cannot work with it: another
 // strategy type than RollingUpdate, an empty selector or one the template

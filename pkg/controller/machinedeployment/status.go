@@ -29,21 +29,6 @@ const (
 	AnnotationProgressTime = "machinedeployment.clusters.k8s.io/progress-time"
 )
 
-// Progress reasons.
-const (
-	// ReasonNewMachineSetCreated: the rollout created its MachineSet.
-	ReasonNewMachineSetCreated = "NewMachineSetCreated"
-	// ReasonMachineSetUpdated: the rollout is under way and progressing.
-	ReasonMachineSetUpdated = "MachineSetUpdated"
-	// ReasonNewMachineSetAvailable: the rollout is complete.
-	ReasonNewMachineSetAvailable = "NewMachineSetAvailable"
-	// ReasonProgressDeadlineExceeded: the rollout made no progress for
-	// progressDeadlineSeconds.
-	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
-	// ReasonPaused: the MachineDeployment is paused; no deadline applies.
-	ReasonPaused = common.PausedDeployReason
-)
-
 // computeStatus sums the MachineSets' counts: replicas, ready and
 // available ones over all of them, updated ones of the new one.
 func computeStatus(md *clusterv1alpha1.MachineDeployment, newSet *clusterv1alpha1.MachineSet, olds []*clusterv1alpha1.MachineSet) clusterv1alpha1.MachineDeploymentStatus {

@@ -145,11 +145,11 @@ func (r *reconciler) createSet(ctx context.Context, md *clusterv1alpha1.MachineD
 		if apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("failed to create MachineSet %s: a MachineSet of that name exists and is not this template's: %w", ms.Name, err)
 		}
-		r.recorder.Eventf(md, nil, corev1.EventTypeWarning, "FailedCreate", "CreateMachineSet", "Failed to create MachineSet %s: %v", ms.Name, err)
+		r.recorder.Eventf(md, nil, corev1.EventTypeWarning, ReasonFailedCreate, "CreateMachineSet", "Failed to create MachineSet %s: %v", ms.Name, err)
 		return nil, fmt.Errorf("failed to create MachineSet %s: %w", ms.Name, err)
 	}
 	r.pending.created(key, ms.Name)
-	r.recorder.Eventf(md, ms, corev1.EventTypeNormal, "SuccessfulCreate", "CreateMachineSet", "Created MachineSet %s with %d replicas", ms.Name, replicas)
+	r.recorder.Eventf(md, ms, corev1.EventTypeNormal, ReasonSuccessfulCreate, "CreateMachineSet", "Created MachineSet %s with %d replicas", ms.Name, replicas)
 	return ms, nil
 }
 
@@ -182,7 +182,7 @@ func (r *reconciler) updateSet(ctx context.Context, md *clusterv1alpha1.MachineD
 		if replicas < before {
 			verb = "down"
 		}
-		r.recorder.Eventf(md, ms, corev1.EventTypeNormal, "ScalingMachineSet", "ScaleMachineSet", "Scaled %s MachineSet %s from %d to %d", verb, ms.Name, before, replicas)
+		r.recorder.Eventf(md, ms, corev1.EventTypeNormal, ReasonScalingMachineSet, "ScaleMachineSet", "Scaled %s MachineSet %s from %d to %d", verb, ms.Name, before, replicas)
 	}
 	return nil
 }

@@ -88,13 +88,20 @@ func render[T any](items []T, entry func(T) (string, any), encode func(any) ([]b
 	return data, nil
 }
 
+// configState is the outcome of writing the spec's lists of a
+// TenantCluster: invalid names the entries refused (never written) and the
+// lists that would replace a ConfigMap this TenantCluster did not write,
+// which is never changed; failed holds the errors of the API server, worth
+// a retry; unserved names the lists no controller of this process reads.
+type configState struct {
+	invalid, failed error
+	unserved        string
+}
+
 // ensureConfig writes the valid images, networks and custom policies of
 // tc to their ConfigMaps in its namespace and deletes the ConfigMaps it
-// wrote for lists that are now empty. invalid names the entries refused
-// (never written) and the lists that would replace a ConfigMap this
-// TenantCluster did not write, which is never changed; failed holds the
-// errors of the API server, worth a retry.
-func (r *Reconciler) ensureConfig(ctx context.Context, tc *infrav1alpha1.TenantCluster) (invalid, failed error) {
+// wrote for lists that are now empty.
+func (r *Reconciler) ensureConfig(ctx context.Context, tc *infrav1alpha1.TenantCluster) configState {
 	namespace := r.Namespace(tc)
 	var bad, errs []error
 	for _, cm := range configMaps {
@@ -106,7 +113,7 @@ func (r *Reconciler) ensureConfig(ctx context.Context, tc *infrav1alpha1.TenantC
 			errs = append(errs, fmt.Errorf("%s: %w", cm.field, err))
 		}
 	}
-	return errors.Join(bad...), errors.Join(errs...)
+	return configState{invalid: errors.Join(bad...), failed: errors.Join(errs...), unserved: r.unserved(&tc.Spec)}
 }
 
 // ensureConfigMap writes the valid entries of one list to its ConfigMap;
@@ -153,7 +160,7 @@ func validEntries(cm configMap, namespace string, data map[string]string) (map[s
 	return valid, errors.Join(errs...)
 }
 
-// writeConfigMap creates ConfigMap name with data, or updates have.
+// writeConfigMap creates ConfigMap name with data, or patches have.
 func (r *Reconciler) writeConfigMap(ctx context.Context, tc *infrav1alpha1.TenantCluster, have *corev1.ConfigMap, namespace, name string, data map[string]string) error {
 	if have == nil {
 		want := &corev1.ConfigMap{
@@ -171,32 +178,32 @@ func (r *Reconciler) writeConfigMap(ctx context.Context, tc *infrav1alpha1.Tenan
 	if maps.Equal(have.Data, data) && have.Labels[tenant.ManagedByLabel] == tenant.ManagedByValue {
 		return nil
 	}
-	have = have.DeepCopy()
-	have.Data = data
-	have.Labels[tenant.ManagedByLabel] = tenant.ManagedByValue
-	if err := r.Client.Update(ctx, have); err != nil {
-		return fmt.Errorf("failed to update ConfigMap %s/%s: %w", namespace, name, err)
+	// A merge patch from the ConfigMap as read sets the changed keys and
+	// removes the dropped ones, without a resourceVersion.
+	want := have.DeepCopy()
+	want.Data = data
+	want.Labels[tenant.ManagedByLabel] = tenant.ManagedByValue
+	if err := r.Client.Patch(ctx, want, ctrlruntimeclient.MergeFrom(have)); err != nil {
+		return fmt.Errorf("failed to patch ConfigMap %s/%s: %w", namespace, name, err)
 	}
 	return nil
 }
 
-// setConfigCondition sets ConditionConfigReady from the result of
-// ensureConfig: failed first, then refused entries, then lists no
-// controller of this process reads.
-func (r *Reconciler) setConfigCondition(tc *infrav1alpha1.TenantCluster, invalid, failed error) {
-	c := metav1.Condition{Type: infrav1alpha1.ConditionConfigReady, Status: metav1.ConditionTrue, ObservedGeneration: tc.Generation,
+// condition is ConditionConfigReady for s: failed first, then refused
+// entries, then lists no controller of this process reads.
+func (s configState) condition(generation int64) metav1.Condition {
+	c := metav1.Condition{Type: infrav1alpha1.ConditionConfigReady, Status: metav1.ConditionTrue, ObservedGeneration: generation,
 		Reason: infrav1alpha1.ReasonWritten, Message: "images, networks and policies are in the namespace's ConfigMaps"}
-	msg := r.unserved(&tc.Spec)
 	switch {
-	case failed != nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1alpha1.ReasonFailed, failed.Error()
-	case invalid != nil:
+	case s.failed != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1alpha1.ReasonFailed, s.failed.Error()
+	case s.invalid != nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1alpha1.ReasonInvalidConfig,
-			"refused, not written: "+invalid.Error()
-	case msg != "":
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1alpha1.ReasonFeatureOff, msg
+			"refused, not written: "+s.invalid.Error()
+	case s.unserved != "":
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1alpha1.ReasonFeatureOff, s.unserved
 	}
-	setStatusCondition(tc, c)
+	return c
 }
 
 // unserved names the lists of spec that no controller of this process

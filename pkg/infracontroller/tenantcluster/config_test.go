@@ -110,10 +110,11 @@ func TestEnsureConfig(t *testing.T) {
 			c := b.Build()
 			r := &Reconciler{Client: c, APIReader: c, Tenants: tenant.Matcher{Prefix: "cluster-"}}
 			obj := &infrav1alpha1.TenantCluster{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: infrav1alpha1.TenantClusterSpec{ID: "a", Networks: tc.networks}}
-			err, failed := r.ensureConfig(t.Context(), obj)
-			if failed != nil {
-				t.Fatalf("ensureConfig failed: %v", failed)
+			state := r.ensureConfig(t.Context(), obj)
+			if state.failed != nil {
+				t.Fatalf("ensureConfig failed: %v", state.failed)
 			}
+			err := state.invalid
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("ensureConfig refused %v, want %q", err, tc.wantErr)
 			}

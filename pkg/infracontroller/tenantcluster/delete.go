@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -26,39 +25,38 @@ const DefaultTenantCleanupTimeout = 10 * time.Minute
 
 // delete tears a TenantCluster down: its VirtualMachines first, then what
 // the controllers made in the tenant cluster, then its namespace, then its
-// finalizer. Each step waits for the previous one.
+// finalizer. Each step waits for the previous one. ConditionDeleting
+// reports the step waited for, written with one status patch when it
+// changed.
 func (r *Reconciler) delete(ctx context.Context, tc *infrav1alpha1.TenantCluster) (reconcile.Result, error) {
 	if !controllerutil.ContainsFinalizer(tc, infrav1alpha1.Finalizer) {
 		return reconcile.Result{}, nil
 	}
 	before := tc.Status.DeepCopy()
 	done, step, err := r.teardown(ctx, tc)
-	c := metav1.Condition{Type: infrav1alpha1.ConditionDeleting, Status: metav1.ConditionTrue, Reason: step.reason, Message: step.message, ObservedGeneration: tc.Generation}
+	if done {
+		if err := r.removeFinalizer(ctx, tc); err != nil {
+			return reconcile.Result{}, err
+		}
+		r.probes.forget(tc.Name)
+		return reconcile.Result{}, nil
+	}
 	if err != nil {
-		c.Message = err.Error()
-		if prev := meta.FindStatusCondition(before.Conditions, c.Type); prev == nil || prev.Message != c.Message {
+		if prev := meta.FindStatusCondition(before.Conditions, infrav1alpha1.ConditionDeleting); prev == nil || prev.Message != err.Error() {
 			r.warn(tc, step.reason, err)
 		}
 	}
-	setStatusCondition(tc, c)
-	if !done {
-		if serr := r.updateStatus(ctx, tc, before); serr != nil {
-			return reconcile.Result{}, errors.Join(err, serr)
-		}
-		// A failed step is retried on the poll interval, not with the
-		// queue's growing backoff: controller-runtime ignores a requeue
-		// returned with an error, and the cleanup timeout must hold
-		// within seconds.
-		if err != nil {
-			log.FromContext(ctx).Error(err, "deletion step failed; retrying", "step", step.reason, "after", pollInterval)
-		}
-		return reconcile.Result{RequeueAfter: pollInterval}, nil
+	setDeleting(tc, step, err)
+	if serr := r.patchStatus(ctx, tc, before); serr != nil {
+		return reconcile.Result{}, errors.Join(err, serr)
 	}
-	controllerutil.RemoveFinalizer(tc, infrav1alpha1.Finalizer)
-	if err := r.Client.Update(ctx, tc); err != nil {
-		return reconcile.Result{}, fmt.Errorf("failed to remove the finalizer of TenantCluster %s: %w", tc.Name, err)
+	// A failed step is retried on the poll interval, not with the queue's
+	// growing backoff: controller-runtime ignores a requeue returned with
+	// an error, and the cleanup timeout must hold within seconds.
+	if err != nil {
+		log.FromContext(ctx).Error(err, "deletion step failed; retrying", "step", step.reason, "after", pollInterval)
 	}
-	return reconcile.Result{}, nil
+	return reconcile.Result{RequeueAfter: pollInterval}, nil
 }
 
 // step describes the deletion step a TenantCluster waits for.
@@ -103,11 +101,12 @@ func (r *Reconciler) markDeleting(ctx context.Context, _ *infrav1alpha1.TenantCl
 	if ns.Annotations[tenant.DeletingAnnotation] == "true" {
 		return true, step{}, nil
 	}
+	base := ns.DeepCopy()
 	if ns.Annotations == nil {
 		ns.Annotations = map[string]string{}
 	}
 	ns.Annotations[tenant.DeletingAnnotation] = "true"
-	if err := r.Client.Update(ctx, ns); err != nil {
+	if err := r.Client.Patch(ctx, ns, ctrlruntimeclient.MergeFrom(base)); err != nil {
 		return false, step{infrav1alpha1.ReasonFailed, ""}, fmt.Errorf("failed to mark namespace %s as deleting: %w", ns.Name, err)
 	}
 	return false, step{infrav1alpha1.ReasonStopping, "the controllers stop writing for namespace " + ns.Name}, nil

@@ -11,8 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
@@ -56,61 +56,65 @@ func (s kubeconfigState) condition(generation int64) metav1.Condition {
 }
 
 // checkKubeconfig copies the referenced tenant kubeconfig into Secret
-// KubeconfigSecret of the tenant namespace, then checks that the Secret
-// there (copied, or put there by hand when the spec references none)
-// parses and that the tenant cluster answers with it.
+// KubeconfigSecret of the tenant namespace, then checks that the
+// kubeconfig there (copied, or put there by hand when the spec references
+// none) parses and that the tenant cluster answers with it.
 func (r *Reconciler) checkKubeconfig(ctx context.Context, tc *infrav1alpha1.TenantCluster) kubeconfigState {
 	namespace := r.Namespace(tc)
-	if s, copied := r.copyKubeconfig(ctx, tc); !copied {
+	data, s, ok := r.placedKubeconfig(ctx, tc)
+	if !ok {
 		return s
-	}
-	data, err := tenant.SecretData(ctx, r.APIReader, namespace, r.KubeconfigSecret, r.KubeconfigSecretKey)
-	switch {
-	case isMissingKey(err):
-		return kubeconfigState{reason: infrav1alpha1.ReasonKubeconfigInvalid, message: err.Error()}
-	case err != nil:
-		return kubeconfigState{err: err}
-	case data == nil:
-		return kubeconfigState{reason: infrav1alpha1.ReasonKubeconfigMissing, message: fmt.Sprintf(
-			"spec.kubeconfigSecretRef is not set and namespace %s has no Secret %s: no controller can reach the tenant cluster", namespace, r.KubeconfigSecret)}
 	}
 	cfg, err := tenant.RESTConfig(namespace, data)
 	if err != nil {
 		return kubeconfigState{reason: infrav1alpha1.ReasonKubeconfigInvalid, message: err.Error()}
 	}
-	if err := r.probe(ctx, cfg); err != nil {
+	if err := r.probe(ctx, tc.Name, data, cfg); err != nil {
 		return kubeconfigState{reason: infrav1alpha1.ReasonTenantUnreachable,
 			message: fmt.Sprintf("the tenant cluster at %s does not answer: %v", cfg.Host, err)}
 	}
 	return kubeconfigState{reason: infrav1alpha1.ReasonTenantReachable, message: "the tenant kubeconfig parses and the tenant cluster answers"}
 }
 
+// placedKubeconfig returns the tenant kubeconfig of the namespace of tc:
+// the copy of the referenced one, or the one put there by hand when the
+// spec references none. ok is false when there is none to use; s tells
+// why.
+func (r *Reconciler) placedKubeconfig(ctx context.Context, tc *infrav1alpha1.TenantCluster) (data []byte, s kubeconfigState, ok bool) {
+	if tc.Spec.KubeconfigSecretRef != nil {
+		return r.copyKubeconfig(ctx, tc)
+	}
+	namespace := r.Namespace(tc)
+	data, err := tenant.SecretData(ctx, r.APIReader, namespace, r.KubeconfigSecret, r.KubeconfigSecretKey)
+	switch {
+	case isMissingKey(err):
+		return nil, kubeconfigState{reason: infrav1alpha1.ReasonKubeconfigInvalid, message: err.Error()}, false
+	case err != nil:
+		return nil, kubeconfigState{err: err}, false
+	case data == nil:
+		return nil, kubeconfigState{reason: infrav1alpha1.ReasonKubeconfigMissing, message: fmt.Sprintf(
+			"spec.kubeconfigSecretRef is not set and namespace %s has no Secret %s: no controller can reach the tenant cluster", namespace, r.KubeconfigSecret)}, false
+	}
+	return data, kubeconfigState{}, true
+}
+
 // isMissingKey tells the error of tenant.SecretData for a Secret without
 // the key.
 func isMissingKey(err error) bool { return errors.Is(err, tenant.ErrNoSecretKey) }
 
-// probe asks the tenant API server for its version.
-func (r *Reconciler) probe(ctx context.Context, cfg *rest.Config) error {
+// probe checks that the tenant cluster of TenantCluster name answers with
+// the kubeconfig, whose REST config is cfg.
+func (r *Reconciler) probe(ctx context.Context, name string, kubeconfig []byte, cfg *rest.Config) error {
 	if r.Probe != nil {
 		return r.Probe(ctx, cfg)
 	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.Timeout = probeTimeout
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("failed to create a discovery client: %w", err)
-	}
-	_, err = dc.ServerVersion()
-	return err
+	return r.probes.probe(ctx, name, kubeconfig, cfg)
 }
 
-// copyKubeconfig copies the referenced kubeconfig into the namespace;
-// copied is true when there is nothing to copy or the copy is in place.
-func (r *Reconciler) copyKubeconfig(ctx context.Context, tc *infrav1alpha1.TenantCluster) (kubeconfigState, bool) {
+// copyKubeconfig copies the referenced kubeconfig into the namespace and
+// returns it; ok is false when there is none to copy, s tells why.
+func (r *Reconciler) copyKubeconfig(ctx context.Context, tc *infrav1alpha1.TenantCluster) (data []byte, s kubeconfigState, ok bool) {
 	ref := tc.Spec.KubeconfigSecretRef
-	if ref == nil {
-		return kubeconfigState{}, true
-	}
 	key := ref.Key
 	if key == "" {
 		key = DefaultKubeconfigKey
@@ -118,24 +122,25 @@ func (r *Reconciler) copyKubeconfig(ctx context.Context, tc *infrav1alpha1.Tenan
 	var src corev1.Secret
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, &src); err != nil {
 		if apierrors.IsNotFound(err) {
-			return kubeconfigState{reason: infrav1alpha1.ReasonKubeconfigSecretMissing,
+			return nil, kubeconfigState{reason: infrav1alpha1.ReasonKubeconfigSecretMissing,
 				message: fmt.Sprintf("spec.kubeconfigSecretRef: Secret %s/%s does not exist", ref.Namespace, ref.Name)}, false
 		}
-		return kubeconfigState{err: fmt.Errorf("failed to get the kubeconfig Secret %s/%s: %w", ref.Namespace, ref.Name, err)}, false
+		return nil, kubeconfigState{err: fmt.Errorf("failed to get the kubeconfig Secret %s/%s: %w", ref.Namespace, ref.Name, err)}, false
 	}
-	data, ok := src.Data[key]
-	if !ok {
-		return kubeconfigState{reason: infrav1alpha1.ReasonKubeconfigSecretMissing,
+	data, found := src.Data[key]
+	if !found {
+		return nil, kubeconfigState{reason: infrav1alpha1.ReasonKubeconfigSecretMissing,
 			message: fmt.Sprintf("spec.kubeconfigSecretRef: Secret %s/%s has no key %q", ref.Namespace, ref.Name, key)}, false
 	}
 	if err := r.writeKubeconfig(ctx, r.Namespace(tc), data); err != nil {
-		return kubeconfigState{err: err}, false
+		return nil, kubeconfigState{err: err}, false
 	}
-	return kubeconfigState{}, true
+	return data, kubeconfigState{}, true
 }
 
-// writeKubeconfig creates or updates Secret KubeconfigSecret of namespace
-// to hold data.
+// writeKubeconfig creates Secret KubeconfigSecret of namespace holding
+// data, or patches its key when it holds something else. The merge patch
+// sets that key alone and needs no resourceVersion.
 func (r *Reconciler) writeKubeconfig(ctx context.Context, namespace string, data []byte) error {
 	var dst corev1.Secret
 	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: r.KubeconfigSecret}, &dst)
@@ -159,12 +164,13 @@ func (r *Reconciler) writeKubeconfig(ctx context.Context, namespace string, data
 	if bytes.Equal(dst.Data[r.KubeconfigSecretKey], data) {
 		return nil
 	}
+	base := dst.DeepCopy()
 	if dst.Data == nil {
 		dst.Data = map[string][]byte{}
 	}
 	dst.Data[r.KubeconfigSecretKey] = data
-	if err := r.Client.Update(ctx, &dst); err != nil {
-		return fmt.Errorf("failed to update Secret %s/%s: %w", namespace, r.KubeconfigSecret, err)
+	if err := r.Client.Patch(ctx, &dst, ctrlruntimeclient.MergeFrom(base)); err != nil {
+		return fmt.Errorf("failed to patch Secret %s/%s: %w", namespace, r.KubeconfigSecret, err)
 	}
 	return nil
 }

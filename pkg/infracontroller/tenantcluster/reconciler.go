@@ -8,8 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -83,6 +80,9 @@ type Reconciler struct {
 	// process reads spec.images or spec.networks; a TenantCluster that
 	// sets them is told so in ConfigReady.
 	ImageCacheOff, NetworksOff bool
+
+	// probes keeps the clients of the version requests to tenant clusters.
+	probes probes
 }
 
 // TenantCleanup removes what the infra-controller made in a tenant
@@ -142,48 +142,48 @@ func (r *Reconciler) Namespace(tc *infrav1alpha1.TenantCluster) string {
 	return r.Tenants.Prefix + tc.Spec.ID
 }
 
-// Reconcile creates or tears down the namespace of one TenantCluster.
+// Reconcile keeps one TenantCluster: it reads it, makes sure of its
+// finalizer, runs the phases (namespace, tenant kubeconfig, configuration)
+// or the deletion, computes the status once from what they found and
+// writes it with one patch when it changed.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var tc infrav1alpha1.TenantCluster
 	if err := r.Client.Get(ctx, req.NamespacedName, &tc); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.probes.forget(req.Name)
+		}
 		return reconcile.Result{}, ctrlruntimeclient.IgnoreNotFound(err)
 	}
 	if !tc.DeletionTimestamp.IsZero() {
 		return r.delete(ctx, &tc)
 	}
-	if !controllerutil.ContainsFinalizer(&tc, infrav1alpha1.Finalizer) {
-		controllerutil.AddFinalizer(&tc, infrav1alpha1.Finalizer)
-		if err := r.Client.Update(ctx, &tc); err != nil {
-			return reconcile.Result{}, fmt.Errorf("failed to add the finalizer to TenantCluster %s: %w", tc.Name, err)
-		}
+	if err := r.addFinalizer(ctx, &tc); err != nil {
+		return reconcile.Result{}, err
 	}
 	before := tc.Status.DeepCopy()
-	nsErr := r.ensureNamespace(ctx, &tc)
-	setCondition(&tc, infrav1alpha1.ConditionNamespaceReady, nsErr, infrav1alpha1.ReasonCreated, "namespace "+r.Namespace(&tc)+" exists")
-	var kc kubeconfigState
-	var cfgErr error
-	if nsErr == nil {
-		kc = r.checkKubeconfig(ctx, &tc)
-		setStatusCondition(&tc, kc.condition(tc.Generation))
-		var invalid error
-		invalid, cfgErr = r.ensureConfig(ctx, &tc)
-		r.setConfigCondition(&tc, invalid, cfgErr)
-	}
-	setReady(&tc)
+	found := r.observe(ctx, &tc)
+	setStatus(&tc, found)
 	r.announce(&tc, before)
-	if err := r.updateStatus(ctx, &tc, before); err != nil {
-		return reconcile.Result{}, err
+	if err := r.patchStatus(ctx, &tc, before); err != nil {
+		return reconcile.Result{}, errors.Join(found.err(), err)
 	}
-	if nsErr != nil {
-		return reconcile.Result{}, nsErr
+	return found.result()
+}
+
+// observe runs the phases of a TenantCluster that is not being deleted,
+// each only once the one before it has what it needs, and returns what
+// they found.
+func (r *Reconciler) observe(ctx context.Context, tc *infrav1alpha1.TenantCluster) observation {
+	found := observation{namespace: r.Namespace(tc)}
+	found.namespaceErr = r.ensureNamespace(ctx, tc)
+	if found.namespaceErr != nil {
+		return found
 	}
-	if err := errors.Join(kc.err, cfgErr); err != nil {
-		return reconcile.Result{}, err
-	}
-	if !kc.ready() {
-		return reconcile.Result{RequeueAfter: notReadyRecheck}, nil
-	}
-	return reconcile.Result{RequeueAfter: readyRecheck}, nil
+	kc := r.checkKubeconfig(ctx, tc)
+	found.kubeconfig = &kc
+	cfg := r.ensureConfig(ctx, tc)
+	found.config = &cfg
+	return found
 }
 
 // ownerRequest maps a namespace to the request of the TenantCluster
@@ -195,102 +195,6 @@ func ownerRequest(_ context.Context, obj ctrlruntimeclient.Object) []reconcile.R
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: owner}}}
-}
-
-// ensureNamespace creates the namespace of tc, or checks that an existing
-// one is not owned by another TenantCluster and adopts it, and records the
-// options of tc on it.
-func (r *Reconciler) ensureNamespace(ctx context.Context, tc *infrav1alpha1.TenantCluster) error {
-	name := r.Namespace(tc)
-	tc.Status.Namespace = name
-	options, err := tc.Spec.Options.Annotation()
-	if err != nil {
-		return err
-	}
-	var ns corev1.Namespace
-	err = r.Client.Get(ctx, types.NamespacedName{Name: name}, &ns)
-	if apierrors.IsNotFound(err) {
-		ns = corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{OwnerLabel: tc.Name}}}
-		setOptions(&ns, options)
-		if err := r.Client.Create(ctx, &ns); err != nil {
-			return fmt.Errorf("failed to create namespace %s: %w", name, err)
-		}
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("failed to get namespace %s: %w", name, err)
-	}
-	if owner := ns.Labels[OwnerLabel]; owner != "" && owner != tc.Name {
-		return fmt.Errorf("namespace %s belongs to TenantCluster %s", name, owner)
-	}
-	if !ns.DeletionTimestamp.IsZero() {
-		return fmt.Errorf("namespace %s is being deleted", name)
-	}
-	if ns.Labels[OwnerLabel] == tc.Name && ns.Annotations[infrav1alpha1.OptionsAnnotation] == options {
-		return nil
-	}
-	if ns.Labels == nil {
-		ns.Labels = map[string]string{}
-	}
-	ns.Labels[OwnerLabel] = tc.Name
-	setOptions(&ns, options)
-	if err := r.Client.Update(ctx, &ns); err != nil {
-		return fmt.Errorf("failed to update namespace %s: %w", name, err)
-	}
-	return nil
-}
-
-// setOptions sets the options annotation of ns, removing it for "".
-func setOptions(ns *corev1.Namespace, options string) {
-	if options == "" {
-		delete(ns.Annotations, infrav1alpha1.OptionsAnnotation)
-		return
-	}
-	if ns.Annotations == nil {
-		ns.Annotations = map[string]string{}
-	}
-	ns.Annotations[infrav1alpha1.OptionsAnnotation] = options
-}
-
-// updateStatus writes the status when it changed.
-func (r *Reconciler) updateStatus(ctx context.Context, tc *infrav1alpha1.TenantCluster, before *infrav1alpha1.TenantClusterStatus) error {
-	if equalStatus(before, &tc.Status) {
-		return nil
-	}
-	if err := r.Client.Status().Update(ctx, tc); err != nil {
-		return fmt.Errorf("failed to update the status of TenantCluster %s: %w", tc.Name, err)
-	}
-	return nil
-}
-
-// setCondition sets condition typ to true when err is nil, else to false
-// with err's message.
-func setCondition(tc *infrav1alpha1.TenantCluster, typ string, err error, reason, message string) {
-	c := metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: reason, Message: message, ObservedGeneration: tc.Generation}
-	if err != nil {
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1alpha1.ReasonFailed, err.Error()
-	}
-	setStatusCondition(tc, c)
-}
-
-// setStatusCondition sets c in the status of tc.
-func setStatusCondition(tc *infrav1alpha1.TenantCluster, c metav1.Condition) {
-	meta.SetStatusCondition(&tc.Status.Conditions, c)
-}
-
-// equalStatus compares two statuses ignoring condition transition times,
-// which SetStatusCondition keeps when the status does not change.
-func equalStatus(a, b *infrav1alpha1.TenantClusterStatus) bool {
-	if a.Namespace != b.Namespace || len(a.Conditions) != len(b.Conditions) {
-		return false
-	}
-	for i := range a.Conditions {
-		x, y := a.Conditions[i], b.Conditions[i]
-		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message || x.ObservedGeneration != y.ObservedGeneration {
-			return false
-		}
-	}
-	return true
 }
 
 // emptyList returns an empty unstructured list of gvk.

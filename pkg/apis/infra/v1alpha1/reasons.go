@@ -1,9 +1,31 @@
 package v1alpha1
 
-// ConditionReady summarizes the other conditions of a TenantCluster: true
-// when all of them are; otherwise false with the reason and message of the
-// first that is not.
-const ConditionReady = "Ready"
+// Condition types of a TenantCluster.
+const (
+	// ConditionReady summarizes the other conditions of a TenantCluster:
+	// true when all of them are; otherwise false with the reason and
+	// message of the first that is not.
+	ConditionReady = "Ready"
+	// ConditionNamespaceReady is true when namespace cluster-<id> exists
+	// and belongs to the TenantCluster.
+	ConditionNamespaceReady = "NamespaceReady"
+	// ConditionKubeconfigReady is true when the tenant kubeconfig in the
+	// tenant namespace parses and the tenant API server answers with it.
+	ConditionKubeconfigReady = "KubeconfigReady"
+	// ConditionConfigReady is true when the images, networks and custom
+	// NetworkPolicies of the spec are valid and written to the tenant
+	// namespace's ConfigMaps.
+	ConditionConfigReady = "ConfigReady"
+	// ConditionVLANReady is true when the tenant cluster holds a VLAN id
+	// of the controller's range and its NetworkAttachmentDefinition is
+	// written to the tenant namespace. Only set when the controller runs
+	// with a VLAN template.
+	ConditionVLANReady = "VLANReady"
+	// ConditionDeleting reports the progress of a deletion: VMs first,
+	// then what the controller made in the tenant cluster, then the
+	// namespace.
+	ConditionDeleting = "Deleting"
+)
 
 // Reasons of the conditions of a TenantCluster.
 const (

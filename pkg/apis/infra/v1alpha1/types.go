@@ -13,29 +13,6 @@ const Finalizer = "infra.kkp-kubevirt.io/tenant-cluster"
 // cluster: for a tenant cluster that is already gone or unreachable.
 const SkipTenantCleanupAnnotation = "infra.kkp-kubevirt.io/skip-tenant-cleanup"
 
-// Condition types of a TenantCluster.
-const (
-	// ConditionNamespaceReady is true when namespace cluster-<id> exists
-	// and belongs to the TenantCluster.
-	ConditionNamespaceReady = "NamespaceReady"
-	// ConditionKubeconfigReady is true when the tenant kubeconfig Secret
-	// has been copied into the tenant namespace.
-	ConditionKubeconfigReady = "KubeconfigReady"
-	// ConditionConfigReady is true when the images, networks and custom
-	// NetworkPolicies of the spec are valid and written to the tenant
-	// namespace's ConfigMaps.
-	ConditionConfigReady = "ConfigReady"
-	// ConditionVLANReady is true when the tenant cluster holds a VLAN id
-	// of the controller's range and its NetworkAttachmentDefinition is
-	// written to the tenant namespace. Only set when the controller runs
-	// with a VLAN template.
-	ConditionVLANReady = "VLANReady"
-	// ConditionDeleting reports the progress of a deletion: VMs first,
-	// then what the controller made in the tenant cluster, then the
-	// namespace.
-	ConditionDeleting = "Deleting"
-)
-
 // TenantClusterSpec describes a tenant cluster.
 type TenantClusterSpec struct {
 	// ID is the tenant cluster's id; its infra namespace is cluster-<id>

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/imagecache"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/netpol"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks/vlan"
@@ -41,8 +42,8 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles.")
 	fs.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; the pod's namespace when empty.")
 	var qps float64
-	fs.Float64Var(&qps, "kube-api-qps", 50, "Client-side request rate limit against the infra API server.")
-	fs.IntVar(&f.burst, "kube-api-burst", 100, "Client-side request burst against the infra API server.")
+	fs.Float64Var(&qps, "kube-api-qps", infracontroller.DefaultKubeAPIQPS, "Client-side request rate limit against the infra API server. High because a change of a preset, a default policy or an infra StorageClass costs one write per tenant namespace at once; the API server's Priority and Fairness protects it.")
+	fs.IntVar(&f.burst, "kube-api-burst", infracontroller.DefaultKubeAPIBurst, "Client-side request burst against the infra API server; large enough for one write per tenant namespace at once.")
 	fs.BoolVar(&f.development, "log-development", false, "Human-readable debug logs instead of JSON.")
 	fs.StringVar(&o.NamespacePrefix, "namespace-prefix", o.NamespacePrefix, "Name prefix of tenant namespaces.")
 	fs.StringVar(&o.Flavors.SourceNamespace, "preset-source-namespace", o.Flavors.SourceNamespace, "Namespace whose VirtualMachineInstancePresets are copied into tenant namespaces.")
@@ -51,7 +52,7 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.BoolVar(&o.Flavors.Preferences, "preferences", o.Flavors.Preferences, "Offer preference sockets-advantage; false deletes it.")
 	fs.BoolVar(&o.Flavors.PerformanceInstancetypes, "performance-instancetypes", false, "Offer instancetypes performance-2/4/8 (dedicated CPUs, isolated emulator thread, 2Mi huge pages, shared I/O thread; needs the CPU manager and huge pages on infra nodes); false deletes them.")
 	fs.BoolVar(&o.Flavors.DensityInstancetypes, "density-instancetypes", false, "Offer instancetypes density-2/4/8 (oversubscribed CPUs, 25% memory overcommit); false deletes them.")
-	fs.IntVar(&o.Flavors.MaxConcurrentReconciles, "flavor-workers", 8, "Tenant namespaces whose flavors are synced at once.")
+	fs.IntVar(&o.Flavors.MaxConcurrentReconciles, "flavor-workers", flavors.DefaultWorkers, "Tenant namespaces whose flavors are synced at once; each waits mostly for its one write, so they bound how fast a preset change spreads.")
 	storageClasses := fs.Bool("storage-classes", true, "Initialize annotated infra storage classes in tenant clusters.")
 	fs.StringVar(&o.StorageClasses.SecretName, "tenant-kubeconfig-secret", storageclass.DefaultSecretName, "Secret in each tenant namespace holding the tenant cluster's kubeconfig.")
 	fs.StringVar(&o.StorageClasses.SecretKey, "tenant-kubeconfig-key", storageclass.DefaultSecretKey, "Key of the kubeconfig in that Secret.")

@@ -222,10 +222,11 @@ func Setup(mgr ctrl.Manager, o Options) (*Controllers, error) {
 		return nil, err
 	}
 	c := &Controllers{Flavors: &flavors.Reconciler{
-		Reader:  mgr.GetCache(),
-		Writer:  mgr.GetClient(),
-		Tenants: tenants,
-		Options: o.Flavors,
+		Reader:    mgr.GetCache(),
+		Writer:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Tenants:   tenants,
+		Options:   o.Flavors,
 	}}
 	if err := c.Flavors.SetupWithManager(mgr); err != nil {
 		return nil, err
@@ -336,7 +337,7 @@ func setupComponent(mgr ctrl.Manager, o Options, tenants tenant.Matcher, comp cs
 	co.SecretName = cmp.Or(co.SecretName, o.StorageClasses.SecretNameOrDefault())
 	co.SecretKey = cmp.Or(co.SecretKey, o.StorageClasses.SecretKeyOrDefault())
 	r := &csicontroller.Reconciler{
-		Reader: mgr.GetCache(), Writer: mgr.GetClient(), Component: comp, Tenants: tenants, Options: co,
+		Reader: mgr.GetCache(), Writer: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Component: comp, Tenants: tenants, Options: co,
 	}
 	return r, r.SetupWithManager(mgr)
 }

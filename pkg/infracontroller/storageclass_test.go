@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/apply"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
@@ -49,6 +50,15 @@ func managedClasses(ctx context.Context, c ctrlruntimeclient.Client) ([]storagev
 	var list storagev1.StorageClassList
 	if err := c.List(ctx, &list, ctrlruntimeclient.MatchingLabels{tenant.ManagedByLabel: tenant.ManagedByValue}); err != nil {
 		return nil, err
+	}
+	for i := range list.Items {
+		sc := &list.Items[i]
+		// What the writes leave besides the class: the hash of package
+		// apply and an explicit "no expansion".
+		delete(sc.Annotations, apply.HashAnnotation)
+		if !ptr.Deref(sc.AllowVolumeExpansion, false) {
+			sc.AllowVolumeExpansion = nil
+		}
 	}
 	return list.Items, nil
 }

@@ -364,10 +364,9 @@ func TestTenantWatchBudget(t *testing.T) {
 		// Namespace and Secret events are not coalesced. No discovery: the
 		// tenant clients and watches map their kinds with a static REST
 		// mapper (tenant.StaticMapper). Writes are the one POST of the
-		// storage class and one PATCH per addon object: only a pass before
-		// the watch cache has synced applies everything, later ones apply
-		// only what the cache shows differs (measured: one full pass); the
-		// bound allows a second unsynced pass.
+		// storage class and one POST per addon object: the addons wait for
+		// the watch cache to sync and then create what it does not show
+		// (measured: one POST each); the bound allows twice that.
 		const passes = 3
 		budget := map[string]int{
 			"DISCOVERY": 0,
@@ -392,9 +391,10 @@ func TestTenantWatchBudget(t *testing.T) {
 	})
 	// Measured: a hand edit costs one repair pass of the controller that
 	// watches the kind and one more pass for the echo of its own write
-	// (LIST+POST+LIST; for an addon object GET + the one PATCH that
-	// restores it, then a GET: the other objects are current in the watch
-	// cache and not applied again). The bounds allow one pass more. The
+	// (LIST+POST+LIST; for an addon object GET + the one POST that
+	// re-creates it, as the watch cache shows it gone, then a GET: the other
+	// objects are current in the watch cache and not written again). The
+	// bounds allow one pass more. The
 	// other tenant cluster must see nothing.
 	budgets := map[string]map[envtest.Request]int{
 		"StorageClass deleted": {
@@ -402,8 +402,8 @@ func TestTenantWatchBudget(t *testing.T) {
 			{Verb: "POST", Resource: "storage.k8s.io/v1/storageclasses"}: 1,
 		},
 		"CSIDriver deleted": {
-			{Verb: "GET", Resource: "v1/secrets"}:                     3,
-			{Verb: "PATCH", Resource: "storage.k8s.io/v1/csidrivers"}: 1,
+			{Verb: "GET", Resource: "v1/secrets"}:                    3,
+			{Verb: "POST", Resource: "storage.k8s.io/v1/csidrivers"}: 1,
 		},
 	}
 	for _, e := range w.edits() {

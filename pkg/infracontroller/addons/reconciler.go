@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/apply"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
@@ -30,8 +31,9 @@ import (
 // ControllerName is the name of the controller.
 const ControllerName = "addons"
 
-// FieldManager is the field manager of every applied object.
-const FieldManager = "infra-controller"
+// syncPoll is how often a tenant cluster whose watch has not synced yet is
+// looked at again.
+const syncPoll = time.Second
 
 // LegacyInfraSecretName is the Secret with the driver's infra kubeconfig
 // that earlier releases put into the tenant cluster's namespace
@@ -123,7 +125,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	p := r.Options.Images
 	p.ClusterID = strings.TrimPrefix(namespace, r.Tenants.Prefix)
 	p.InfraNamespace = namespace
-	if err := r.apply(ctx, c, namespace, p); err != nil {
+	reader, synced := r.access.Watches.Reader(namespace)
+	if !synced {
+		// Only the watch cache tells ours from foreign objects without a
+		// request per object; its sync is no event when it holds none.
+		log.FromContext(ctx).V(1).Info("waiting for the watch of the tenant cluster to sync")
+		return reconcile.Result{RequeueAfter: syncPoll}, nil
+	}
+	if err := Apply(ctx, c, reader, c, addons.KubeVirtCSI, p); err != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to apply the addons to the tenant cluster of %s: %w", namespace, err)
 	}
 	if err := deleteLegacySecret(ctx, c); err != nil {
@@ -174,46 +183,23 @@ func watchedKinds(kinds []tenant.Kind) ([]ctrlruntimeclient.Object, error) {
 	return out, nil
 }
 
-// Apply renders the addon dir with p and applies to c, with server-side
-// apply taking fields back from other managers, every object that reader
-// (a cache of them; nil for none) does not hold as rendered: applying the
-// others would change nothing and only cost a request each.
-func Apply(ctx context.Context, c ctrlruntimeclient.Client, reader ctrlruntimeclient.Reader, dir string, p addons.Params) error {
+// Apply renders the addon dir with p and writes every object to c with
+// package apply: reader holds our objects of the addon's kinds (a cache),
+// live reads an object in the way of a Create. Objects reader shows as
+// rendered cost no request; foreign objects are left alone.
+func Apply(ctx context.Context, c ctrlruntimeclient.Client, reader, live ctrlruntimeclient.Reader, dir string, p addons.Params) error {
 	objs, err := addons.Render(dir, p)
 	if err != nil {
 		return err
 	}
-	if reader != nil {
-		if objs, err = stale(ctx, reader, objs); err != nil {
-			return err
-		}
-	}
-	return applyObjects(ctx, c, objs)
+	return applyObjects(ctx, tenant.Target(reader, live, c), objs)
 }
 
-// apply applies the addon objects the tenant cluster of namespace does not
-// hold as rendered, as its watch cache sees them; before the cache has
-// synced, all of them.
-func (r *Reconciler) apply(ctx context.Context, c ctrlruntimeclient.Client, namespace string, p addons.Params) error {
-	objs, err := addons.Render(addons.KubeVirtCSI, p)
-	if err != nil {
-		return err
-	}
-	if reader, synced := r.access.Watches.Reader(namespace); synced {
-		if objs, err = stale(ctx, reader, objs); err != nil {
-			return err
-		}
-	}
-	return applyObjects(ctx, c, objs)
-}
-
-// applyObjects applies objs in order with server-side apply, taking fields
-// back from other managers.
-func applyObjects(ctx context.Context, c ctrlruntimeclient.Client, objs []*unstructured.Unstructured) error {
+// applyObjects writes objs in order.
+func applyObjects(ctx context.Context, target apply.Target, objs []*unstructured.Unstructured) error {
 	for _, obj := range objs {
-		ac := ctrlruntimeclient.ApplyConfigurationFromUnstructured(obj)
-		if err := c.Apply(ctx, ac, ctrlruntimeclient.FieldOwner(FieldManager), ctrlruntimeclient.ForceOwnership); err != nil {
-			return fmt.Errorf("failed to apply %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		if _, err := target.Object(ctx, obj); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -91,8 +90,8 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, _ reconcile.Request) 
 			continue
 		}
 		errs = append(errs,
-			ensure(ctx, r.Reader, r.APIReader, r.Writer, clusterRole(p), clusterRoleEqual, mergeClusterRole),
-			ensure(ctx, r.Reader, r.APIReader, r.Writer, clusterRoleBinding(p, namespaces), clusterBindingEqual, mergeClusterBinding))
+			ensure(ctx, r.Reader, r.APIReader, r.Writer, clusterRole(p)),
+			ensure(ctx, r.Reader, r.APIReader, r.Writer, clusterRoleBinding(p, namespaces)))
 	}
 	return reconcile.Result{}, errors.Join(errs...)
 }
@@ -122,23 +121,4 @@ func clusterRoleBinding(p Profile, namespaces []string) *rbacv1.ClusterRoleBindi
 		b.Subjects = append(b.Subjects, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: p.Name})
 	}
 	return b
-}
-
-func clusterRoleEqual(have, want *rbacv1.ClusterRole) bool {
-	return ourLabelsPresent(have, want) && equality.Semantic.DeepEqual(have.Rules, want.Rules)
-}
-
-func mergeClusterRole(have, want *rbacv1.ClusterRole) {
-	addLabels(have, want)
-	have.Rules = want.Rules
-}
-
-// clusterBindingEqual ignores roleRef like bindingEqual.
-func clusterBindingEqual(have, want *rbacv1.ClusterRoleBinding) bool {
-	return ourLabelsPresent(have, want) && equality.Semantic.DeepEqual(have.Subjects, want.Subjects)
-}
-
-func mergeClusterBinding(have, want *rbacv1.ClusterRoleBinding) {
-	addLabels(have, want)
-	have.Subjects = want.Subjects
 }

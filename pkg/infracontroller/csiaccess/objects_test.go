@@ -8,8 +8,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/apply"
 )
 
 func TestKubeconfig(t *testing.T) {
@@ -37,31 +39,36 @@ func TestKubeconfig(t *testing.T) {
 	}
 }
 
+// TestTokenCompare: the token Secret as the token controller fills it
+// still holds what we write; a removed annotation or label does not.
 func TestTokenCompare(t *testing.T) {
-	want := tokenSecret(CSI(), "cluster-a")
+	want, err := apply.Desired(tokenSecret(CSI(), "cluster-a"), clientgoscheme.Scheme)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name   string
 		change func(s *corev1.Secret)
-		equal  bool
+		holds  bool
 	}{
 		{name: "data filled by the token controller is ignored", change: func(s *corev1.Secret) {
 			s.Data = map[string][]byte{corev1.ServiceAccountTokenKey: []byte("t")}
-		}, equal: true},
-		{name: "the ServiceAccount annotation was removed", change: func(s *corev1.Secret) { s.Annotations = nil }},
-		{name: "our label was removed", change: func(s *corev1.Secret) { s.ObjectMeta = metav1.ObjectMeta{Name: s.Name} }},
+		}, holds: true},
+		{name: "the ServiceAccount annotation was removed", change: func(s *corev1.Secret) {
+			delete(s.Annotations, corev1.ServiceAccountNameKey)
+		}},
+		{name: "our label was removed", change: func(s *corev1.Secret) { s.Labels = nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			have := want.DeepCopy()
+			have := tokenSecret(CSI(), "cluster-a")
+			have.Annotations[apply.HashAnnotation] = want.GetAnnotations()[apply.HashAnnotation]
 			tc.change(have)
-			if got := tokenEqual(have, want); got != tc.equal {
-				t.Errorf("tokenEqual = %v, want %v", got, tc.equal)
+			got, err := apply.Holds(have, want)
+			if err != nil {
+				t.Fatal(err)
 			}
-			mergeToken(have, want)
-			if !tokenEqual(have, want) {
-				t.Errorf("mergeToken left a difference: %+v", have.ObjectMeta)
-			}
-			if tc.equal && len(have.Data) == 0 {
-				t.Error("mergeToken dropped the token controller's data")
+			if got != tc.holds {
+				t.Errorf("Holds = %v, want %v", got, tc.holds)
 			}
 		})
 	}

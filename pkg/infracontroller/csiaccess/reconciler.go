@@ -146,10 +146,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // ensureProfile keeps the access objects of one profile in namespace.
 func (r *Reconciler) ensureProfile(ctx context.Context, p Profile, namespace string) error {
 	errs := []error{
-		ensure(ctx, r.Reader, r.APIReader, r.Writer, serviceAccount(p, namespace), labelsEqual[*corev1.ServiceAccount], mergeLabels[*corev1.ServiceAccount]),
-		ensure(ctx, r.Reader, r.APIReader, r.Writer, role(p, namespace), roleEqual, mergeRole),
-		ensure(ctx, r.Reader, r.APIReader, r.Writer, roleBinding(p, namespace), bindingEqual, mergeBinding),
-		ensure(ctx, r.secrets, r.APIReader, r.Writer, tokenSecret(p, namespace), tokenEqual, mergeToken),
+		ensure(ctx, r.Reader, r.APIReader, r.Writer, serviceAccount(p, namespace)),
+		ensure(ctx, r.Reader, r.APIReader, r.Writer, role(p, namespace)),
+		ensure(ctx, r.Reader, r.APIReader, r.Writer, roleBinding(p, namespace)),
+		ensure(ctx, r.secrets, r.APIReader, r.Writer, tokenSecret(p, namespace)),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -176,5 +176,5 @@ func (r *Reconciler) ensureKubeconfig(ctx context.Context, p Profile, namespace 
 	if err != nil {
 		return fmt.Errorf("failed to render the %s kubeconfig of %s: %w", p.Name, namespace, err)
 	}
-	return ensure(ctx, r.secrets, r.APIReader, r.Writer, kubeconfigSecret(p, namespace, data), kubeconfigEqual, mergeKubeconfig)
+	return ensure(ctx, r.secrets, r.APIReader, r.Writer, kubeconfigSecret(p, namespace, data))
 }

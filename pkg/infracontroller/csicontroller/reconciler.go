@@ -65,6 +65,9 @@ type Reconciler struct {
 	Reader ctrlruntimeclient.Reader
 	// Writer applies and deletes the objects.
 	Writer ctrlruntimeclient.Client
+	// APIReader reads, uncached, an object in the way of a Create, to
+	// tell ours (a cache behind our own write) from a foreign one.
+	APIReader ctrlruntimeclient.Reader
 	// Component is the workload to run.
 	Component Component
 	// Tenants recognises tenant namespaces.
@@ -189,7 +192,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, err
 		}
 	}
-	if err := addonsctrl.Apply(ctx, r.Writer, cached{deployments: r.Reader, configMaps: r.access}, r.Component.Addon, p); err != nil {
+	if err := addonsctrl.Apply(ctx, r.Writer, cached{deployments: r.Reader, configMaps: r.access}, r.APIReader, r.Component.Addon, p); err != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to apply %s to %s: %w", r.Component.Addon, namespace, err)
 	}
 	return reconcile.Result{}, nil

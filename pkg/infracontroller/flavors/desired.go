@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -35,7 +34,7 @@ type Options struct {
 	PerformanceInstancetypes bool
 	DensityInstancetypes     bool
 	// MaxConcurrentReconciles bounds how many tenant namespaces are
-	// synced at once; 8 when zero.
+	// synced at once; DefaultWorkers when zero.
 	MaxConcurrentReconciles int
 }
 
@@ -120,13 +119,6 @@ func (s Set) add(obj *unstructured.Unstructured) {
 	labels[tenant.ManagedByLabel] = tenant.ManagedByValue
 	obj.SetLabels(labels)
 	s[obj.GroupVersionKind()][obj.GetName()] = obj
-}
-
-// upToDate reports whether have already carries the labels and spec of
-// want; other metadata and status are ignored.
-func upToDate(have, want *unstructured.Unstructured) bool {
-	return equality.Semantic.DeepEqual(have.GetLabels(), want.GetLabels()) &&
-		equality.Semantic.DeepEqual(have.Object["spec"], want.Object["spec"])
 }
 
 // notServedTTL is how long a kind the API server did not serve is believed

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	kptr "k8s.io/utils/ptr"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/apply"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
@@ -109,8 +110,13 @@ func TestDesiredSourceOverridesBuiltin(t *testing.T) {
 	}
 }
 
-func TestUpToDate(t *testing.T) {
-	want := Desired(Options{Presets: true}, nil)[PresetGVK][StandardPresetName]
+// TestCopyHolds: a copy as the API server keeps it holds what we write;
+// another label set or a changed spec does not.
+func TestCopyHolds(t *testing.T) {
+	want, err := apply.Desired(Desired(Options{Presets: true}, nil)[PresetGVK][StandardPresetName], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name   string
 		change func(u *unstructured.Unstructured)
@@ -118,7 +124,7 @@ func TestUpToDate(t *testing.T) {
 	}{
 		{name: "identical", change: func(*unstructured.Unstructured) {}, want: true},
 		{name: "other metadata and status are ignored", change: func(u *unstructured.Unstructured) {
-			u.SetAnnotations(map[string]string{"a": "b"})
+			u.SetAnnotations(map[string]string{"a": "b", apply.HashAnnotation: want.GetAnnotations()[apply.HashAnnotation]})
 			u.SetResourceVersion("42")
 			u.Object["status"] = map[string]any{"x": "y"}
 		}, want: true},
@@ -130,8 +136,12 @@ func TestUpToDate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			have := want.DeepCopy()
 			tc.change(have)
-			if got := upToDate(have, want); got != tc.want {
-				t.Errorf("upToDate = %v, want %v", got, tc.want)
+			got, err := apply.Holds(have, want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("Holds = %v, want %v", got, tc.want)
 			}
 		})
 	}

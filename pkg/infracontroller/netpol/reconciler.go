@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -232,23 +231,11 @@ func (r *Reconciler) warn(cm *corev1.ConfigMap, refused error) {
 	tenant.WarnRefused(r.Recorder, cm, "ApplyNetworkPolicies", refused)
 }
 
-// ensure creates want or updates our have when its labels or spec differ.
-// The cache sees only ours, so a foreign policy of the same name makes
-// Create fail with AlreadyExists; tenant.Create leaves it alone.
+// ensure writes want with package apply; have is our policy of its name
+// from the cache, nil when there is none. The cache sees only ours, so a
+// foreign policy of the same name makes the Create fail with AlreadyExists,
+// and it is left alone.
 func (r *Reconciler) ensure(ctx context.Context, want, have *networkingv1.NetworkPolicy) error {
-	if have == nil {
-		_, err := tenant.Create(ctx, r.APIReader, r.Writer, want)
-		return err
-	}
-	if have.Labels[Label] == want.Labels[Label] && equality.Semantic.DeepEqual(have.Spec, want.Spec) {
-		return nil
-	}
-	updated := have.DeepCopy()
-	updated.Labels[Label] = want.Labels[Label]
-	updated.Spec = want.Spec
-	err := r.Writer.Update(ctx, updated)
-	if err != nil && !apierrors.IsConflict(err) {
-		return fmt.Errorf("failed to update NetworkPolicy %s/%s: %w", want.Namespace, want.Name, err)
-	}
-	return nil
+	_, err := tenant.Target(r.Reader, r.APIReader, r.Writer).Known(ctx, have, want)
+	return err
 }

@@ -68,9 +68,3 @@ func attachment(namespace string, n Network) *unstructured.Unstructured {
 	u.SetLabels(map[string]string{tenant.ManagedByLabel: tenant.ManagedByValue, Label: "true"})
 	return u
 }
-
-// config returns the CNI configuration of a NetworkAttachmentDefinition.
-func config(u *unstructured.Unstructured) string {
-	c, _, _ := unstructured.NestedString(u.Object, "spec", "config")
-	return c
-}

@@ -148,26 +148,13 @@ func (r *Reconciler) networks(ctx context.Context, namespace string) ([]Network,
 	return networks, nil
 }
 
-// ensure creates want or updates our have. The cache sees only ours, so a
-// foreign object of the same name makes Create fail with AlreadyExists,
-// and it is left alone.
+// ensure writes want with package apply; have is our network of its name
+// from the cache, nil when there is none. The cache sees only ours, so a
+// foreign object of the same name makes the Create fail with
+// AlreadyExists, and it is left alone.
 func (r *Reconciler) ensure(ctx context.Context, want, have *unstructured.Unstructured) error {
-	if have == nil {
-		_, err := tenant.Create(ctx, r.APIReader, r.Writer, want)
-		return err
-	}
-	if config(have) == config(want) {
-		return nil
-	}
-	updated := have.DeepCopy()
-	if err := unstructured.SetNestedField(updated.Object, config(want), "spec", "config"); err != nil {
-		return fmt.Errorf("failed to set the CNI configuration of %s: %w", want.GetName(), err)
-	}
-	err := r.Writer.Update(ctx, updated)
-	if err != nil && !apierrors.IsConflict(err) {
-		return fmt.Errorf("failed to update NetworkAttachmentDefinition %s/%s: %w", want.GetNamespace(), want.GetName(), err)
-	}
-	return nil
+	_, err := tenant.Target(r.Reader, r.APIReader, r.Writer).Known(ctx, have, want)
+	return err
 }
 
 func newObject() *unstructured.Unstructured {

@@ -168,46 +168,6 @@ func needsRecreate(have, want *storagev1.StorageClass) bool {
 			!equality.Semantic.DeepEqual(have.AllowedTopologies, want.AllowedTopologies)
 }
 
-// needsUpdate reports a difference in what we own and an update may
-// change: our labels, the default-class annotation and
-// allowVolumeExpansion. Other labels and annotations are left to whoever
-// set them.
-func needsUpdate(have, want *storagev1.StorageClass) bool {
-	if ptr.Deref(have.AllowVolumeExpansion, false) != ptr.Deref(want.AllowVolumeExpansion, false) {
-		return true
-	}
-	for k, v := range want.Labels {
-		if have.Labels[k] != v {
-			return true
-		}
-	}
-	hv, hok := have.Annotations[DefaultClassAnnotation]
-	wv, wok := want.Annotations[DefaultClassAnnotation]
-	return hok != wok || hv != wv
-}
-
-// merge returns have with our labels, default-class annotation and
-// allowVolumeExpansion from want.
-func merge(have, want *storagev1.StorageClass) *storagev1.StorageClass {
-	out := have.DeepCopy()
-	out.AllowVolumeExpansion = want.AllowVolumeExpansion
-	if out.Labels == nil {
-		out.Labels = map[string]string{}
-	}
-	for k, v := range want.Labels {
-		out.Labels[k] = v
-	}
-	if v, ok := want.Annotations[DefaultClassAnnotation]; ok {
-		if out.Annotations == nil {
-			out.Annotations = map[string]string{}
-		}
-		out.Annotations[DefaultClassAnnotation] = v
-	} else {
-		delete(out.Annotations, DefaultClassAnnotation)
-	}
-	return out
-}
-
 func emptyNil(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return nil

@@ -10,11 +10,11 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -215,25 +215,27 @@ func syncClasses(ctx context.Context, c ctrlruntimeclient.Client, desired []stor
 	return errors.Join(errs...)
 }
 
+// syncOne writes want with package apply, recreating our class when a
+// field an update may not change differs; have is the class of want's
+// name, nil when there is none.
 func syncOne(ctx context.Context, c ctrlruntimeclient.Client, have, want *storagev1.StorageClass) error {
-	switch {
-	case have == nil:
-		if err := c.Create(ctx, want.DeepCopy()); err != nil {
-			return fmt.Errorf("failed to create StorageClass %s: %w", want.Name, err)
-		}
-	case !tenant.IsManaged(have):
-		log.FromContext(ctx).Info("leaving a tenant StorageClass we did not create alone", "name", have.Name)
-	case needsRecreate(have, want):
+	if have != nil && tenant.IsManaged(have) && needsRecreate(have, want) {
 		if err := c.Delete(ctx, have, ctrlruntimeclient.Preconditions{UID: &have.UID}); ctrlruntimeclient.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("failed to delete StorageClass %s for recreation: %w", have.Name, err)
 		}
-		if err := c.Create(ctx, want.DeepCopy()); err != nil {
-			return fmt.Errorf("failed to recreate StorageClass %s: %w", want.Name, err)
-		}
-	case needsUpdate(have, want):
-		if err := c.Update(ctx, merge(have, want)); err != nil {
-			return fmt.Errorf("failed to update StorageClass %s: %w", have.Name, err)
-		}
+		have = nil
 	}
-	return nil
+	_, err := tenant.Target(c, c, c).Known(ctx, have, written(want))
+	return err
+}
+
+// written returns want as it is written: a class that does not allow
+// volume expansion says so, so that allowing it by hand is a difference
+// that is taken back.
+func written(want *storagev1.StorageClass) *storagev1.StorageClass {
+	out := want.DeepCopy()
+	if out.AllowVolumeExpansion == nil {
+		out.AllowVolumeExpansion = ptr.To(false)
+	}
+	return out
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	storagev1 "k8s.io/api/storage/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,10 +20,6 @@ import (
 
 // SnapshotClassGVK is the kind of the tenant VolumeSnapshotClasses.
 var SnapshotClassGVK = schema.GroupVersionKind{Group: "snapshot.storage.k8s.io", Version: "v1", Kind: "VolumeSnapshotClass"}
-
-// snapshotClassFields are the top-level fields of a VolumeSnapshotClass
-// we set and keep.
-var snapshotClassFields = []string{"driver", "deletionPolicy", "parameters"}
 
 // DesiredSnapshotClasses returns the tenant VolumeSnapshotClasses for the
 // infra classes: with o.Snapshots, one per initialized class that names an
@@ -83,68 +78,11 @@ func syncSnapshotClasses(ctx context.Context, c ctrlruntimeclient.Client, desire
 	return true, errors.Join(errs...)
 }
 
+// syncSnapshotClass writes want with package apply; have is the class of
+// want's name, nil when there is none.
 func syncSnapshotClass(ctx context.Context, c ctrlruntimeclient.Client, have, want *unstructured.Unstructured) error {
-	switch {
-	case have == nil:
-		if err := c.Create(ctx, want.DeepCopy()); err != nil {
-			return fmt.Errorf("failed to create VolumeSnapshotClass %s: %w", want.GetName(), err)
-		}
-	case !tenant.IsManaged(have):
-		log.FromContext(ctx).Info("leaving a tenant VolumeSnapshotClass we did not create alone", "name", have.GetName())
-	case snapshotClassDiffers(have, want):
-		if err := c.Update(ctx, mergeSnapshotClass(have, want)); err != nil {
-			return fmt.Errorf("failed to update VolumeSnapshotClass %s: %w", have.GetName(), err)
-		}
-	}
-	return nil
-}
-
-// snapshotClassDiffers reports a difference in what we own: our labels,
-// the default-class annotation and the fields of snapshotClassFields.
-func snapshotClassDiffers(have, want *unstructured.Unstructured) bool {
-	for k, v := range want.GetLabels() {
-		if have.GetLabels()[k] != v {
-			return true
-		}
-	}
-	hv, hok := have.GetAnnotations()[snapshotDefaultAnnotation]
-	wv, wok := want.GetAnnotations()[snapshotDefaultAnnotation]
-	if hok != wok || hv != wv {
-		return true
-	}
-	for _, f := range snapshotClassFields {
-		if !equality.Semantic.DeepEqual(have.Object[f], want.Object[f]) {
-			return true
-		}
-	}
-	return false
-}
-
-// mergeSnapshotClass returns have with what we own from want.
-func mergeSnapshotClass(have, want *unstructured.Unstructured) *unstructured.Unstructured {
-	out := have.DeepCopy()
-	labels := out.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	for k, v := range want.GetLabels() {
-		labels[k] = v
-	}
-	out.SetLabels(labels)
-	annotations := out.GetAnnotations()
-	if v, ok := want.GetAnnotations()[snapshotDefaultAnnotation]; ok {
-		if annotations == nil {
-			annotations = map[string]string{}
-		}
-		annotations[snapshotDefaultAnnotation] = v
-	} else {
-		delete(annotations, snapshotDefaultAnnotation)
-	}
-	out.SetAnnotations(annotations)
-	for _, f := range snapshotClassFields {
-		out.Object[f] = want.Object[f]
-	}
-	return out
+	_, err := tenant.Target(c, c, c).Known(ctx, have, want)
+	return err
 }
 
 // snapshotDefaultAnnotation marks the default VolumeSnapshotClass of a

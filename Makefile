@@ -62,7 +62,7 @@ bench: ## Run the benchmarks (API requests per provider call, builder throughput
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" UPSTREAM_BINARIES="$(UPSTREAM_BINARIES)" $(GO) test -count=1 -run '^$$' -bench . -benchmem ./...
 
 .PHONY: fuzz
-fuzz: ## Fuzz every parser of user input for FUZZTIME each (providerSpec, image, network and NetworkPolicy ConfigMaps, CCM feature gates, VM patches, AdmissionReviews).
+fuzz: ## Fuzz every parser of user input for FUZZTIME each (providerSpec, image, network and NetworkPolicy ConfigMaps, CCM feature gates, VM patches, AdmissionReviews, kubeconfigs).
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/cloudprovider/kubevirt/config
 	$(GO) test -run '^$$' -fuzz '^FuzzParseImages$$' -fuzztime $(FUZZTIME) ./pkg/imagecache
 	$(GO) test -run '^$$' -fuzz '^FuzzParseNetworks$$' -fuzztime $(FUZZTIME) ./pkg/infracontroller/networks
@@ -70,6 +70,7 @@ fuzz: ## Fuzz every parser of user input for FUZZTIME each (providerSpec, image,
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFeatureGates$$' -fuzztime $(FUZZTIME) ./addons
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePatch$$' -fuzztime $(FUZZTIME) ./pkg/cloudprovider/kubevirt/vm
 	$(GO) test -run '^$$' -fuzz '^FuzzAdmissionReview$$' -fuzztime $(FUZZTIME) ./pkg/webhook
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/kubeconfig
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate the controllers' RBAC into their charts from the +kubebuilder:rbac markers; generate the cluster.k8s.io CRDs from the SDK types; generate the TenantCluster deepcopy and CRD; take the KubeVirt and CDI CRDs and operator RBAC from their own generators; copy the snapshot.storage.k8s.io CRDs of external-snapshotter v8.2.0 (the csi-snapshotter image's version) into addons/kubevirt-csi-snapshot-crds.

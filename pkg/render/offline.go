@@ -8,8 +8,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
-
-	"k8s.io/client-go/tools/clientcmd"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 )
 
 // errNeedsCluster is returned for ConfigVar references, which live on the
@@ -53,12 +52,9 @@ func isRef(refs ...providerconfig.GlobalObjectKeySelector) bool {
 func offlineNamespace(settings *config.Settings) (string, error) {
 	var contextNamespace string
 	if len(settings.Kubeconfig) > 0 {
-		cc, err := clientcmd.NewClientConfigFromBytes(settings.Kubeconfig)
-		if err != nil {
+		var err error
+		if _, contextNamespace, err = kubeconfig.Parse(settings.Kubeconfig); err != nil {
 			return "", fmt.Errorf("failed to read the infra kubeconfig: %w", err)
-		}
-		if contextNamespace, _, err = cc.Namespace(); err != nil {
-			return "", fmt.Errorf("failed to read the infra kubeconfig's namespace: %w", err)
 		}
 	}
 	return infra.ResolveNamespace(settings.Namespace, "", contextNamespace), nil

@@ -2,7 +2,6 @@ package tenant
 
 import (
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -10,8 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+
+	remotekubeconfig "github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 )
 
 // requestTimeout bounds every request to a tenant cluster.
@@ -73,19 +73,19 @@ func (c *Clients) Forget(namespace string) {
 	delete(c.entries, namespace)
 }
 
-// ErrInvalidKubeconfig is returned for a tenant kubeconfig that does not
-// parse; check it with kubectl --kubeconfig.
-var ErrInvalidKubeconfig = errors.New("not a valid kubeconfig (check it with kubectl --kubeconfig)")
+// ErrInvalidKubeconfig is returned for a tenant kubeconfig that gives no
+// usable client configuration: kubeconfig.ErrInvalid, the one
+// classification of every remote cluster's kubeconfig.
+var ErrInvalidKubeconfig = remotekubeconfig.ErrInvalid
 
 // RESTConfig parses the tenant kubeconfig of a namespace into a REST config
 // with our user agent; the clients and the watches of tenant clusters share
-// it. A kubeconfig that does not parse is ErrInvalidKubeconfig.
-func RESTConfig(namespace string, kubeconfig []byte) (*rest.Config, error) {
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+// it. A kubeconfig that does not parse is ErrInvalidKubeconfig, with a
+// reason that quotes no part of it (the error reaches logs and conditions).
+func RESTConfig(namespace string, data []byte) (*rest.Config, error) {
+	cfg, _, err := remotekubeconfig.Parse(data)
 	if err != nil {
-		// The parser's message is left out: YAML errors may quote the
-		// kubeconfig, and this error reaches logs and conditions.
-		return nil, fmt.Errorf("failed to parse the tenant kubeconfig of %s: %w", namespace, ErrInvalidKubeconfig)
+		return nil, fmt.Errorf("failed to parse the tenant kubeconfig of %s: %w", namespace, err)
 	}
 	cfg.UserAgent = "infra-controller"
 	return cfg, nil

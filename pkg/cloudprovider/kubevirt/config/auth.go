@@ -8,7 +8,8 @@ import (
 	"k8c.io/machine-controller/sdk/providerconfig"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 )
 
 // supportedOS lists the operating systems of KubeVirt VMs (the SDK's
@@ -97,22 +98,5 @@ func (rs *resolution) kubeconfig(p *field.Path, cv providerconfig.ConfigVarStrin
 // checkKubeconfig returns why data is not a usable kubeconfig, or "". The
 // reason never contains any part of the kubeconfig.
 func checkKubeconfig(data []byte) string {
-	cfg, err := clientcmd.Load(data)
-	if err != nil {
-		return "must be a kubeconfig in YAML or JSON format, but it could not be parsed"
-	}
-	if cfg.CurrentContext == "" {
-		return "the kubeconfig must set current-context"
-	}
-	kubeContext, ok := cfg.Contexts[cfg.CurrentContext]
-	if !ok {
-		return "the current context of the kubeconfig is not among its contexts"
-	}
-	if cluster, ok := cfg.Clusters[kubeContext.Cluster]; !ok || cluster.Server == "" {
-		return "the cluster of the kubeconfig's current context must be defined and have a server"
-	}
-	if _, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig(); err != nil {
-		return "the kubeconfig's current context does not give a usable client configuration"
-	}
-	return ""
+	return kubeconfig.Problem(data)
 }

@@ -14,16 +14,19 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 )
 
 // ErrInvalidKubeconfig marks errors caused by a kubeconfig that cannot be
 // parsed or yields no usable client configuration. Retrying cannot help.
-var ErrInvalidKubeconfig = errors.New("invalid infra kubeconfig")
+// It is kubeconfig.ErrInvalid, the one classification of every remote
+// cluster's kubeconfig.
+var ErrInvalidKubeconfig = kubeconfig.ErrInvalid
 
 // connection is everything shared by the clients of one kubeconfig: the REST
 // configuration with its rate limiter, the HTTP client, the RESTMapper, the
@@ -47,20 +50,8 @@ type connection struct {
 
 // ParseKubeconfig returns the REST configuration and current-context
 // namespace of a kubeconfig. Errors never quote the kubeconfig.
-func ParseKubeconfig(kubeconfig []byte) (*rest.Config, string, error) {
-	cc, err := clientcmd.NewClientConfigFromBytes(kubeconfig)
-	if err != nil {
-		return nil, "", fmt.Errorf("%w: failed to parse it: %w", ErrInvalidKubeconfig, err)
-	}
-	cfg, err := cc.ClientConfig()
-	if err != nil {
-		return nil, "", fmt.Errorf("%w: failed to build a client configuration: %w", ErrInvalidKubeconfig, err)
-	}
-	ns, _, err := cc.Namespace()
-	if err != nil {
-		return nil, "", fmt.Errorf("%w: failed to read the context namespace: %w", ErrInvalidKubeconfig, err)
-	}
-	return cfg, ns, nil
+func ParseKubeconfig(data []byte) (*rest.Config, string, error) {
+	return kubeconfig.Parse(data)
 }
 
 // newConnection builds the shared parts for a kubeconfig and starts the

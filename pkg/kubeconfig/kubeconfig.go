@@ -1,0 +1,78 @@
+// Package kubeconfig reads the kubeconfigs through which the controllers
+// reach other clusters (the infra cluster of a providerSpec or of the
+// machine-controller, the tenant clusters of the infra-controller). It is
+// the one place that decides whether a kubeconfig is usable and says why
+// not, and its messages never contain any part of the kubeconfig: they reach
+// logs, events, conditions and admission responses, and a kubeconfig holds
+// credentials.
+package kubeconfig
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// ErrInvalid marks a kubeconfig that gives no usable client configuration.
+// Retrying with the same kubeconfig cannot help.
+var ErrInvalid = errors.New("not a valid kubeconfig (check it with kubectl --kubeconfig)")
+
+// Parse returns the client configuration of data's current context and
+// that context's namespace ("" when it names none). Errors wrap ErrInvalid
+// and say what is wrong, as Problem does.
+func Parse(data []byte) (*rest.Config, string, error) {
+	restConfig, namespace, problem := parse(data)
+	if problem != "" {
+		return nil, "", fmt.Errorf("%w: %s", ErrInvalid, problem)
+	}
+	return restConfig, namespace, nil
+}
+
+// Problem returns why data is not a usable kubeconfig, or "" when it is.
+func Problem(data []byte) string {
+	_, _, problem := parse(data)
+	return problem
+}
+
+// parse returns the client configuration and namespace of data's current
+// context, or the problem.
+func parse(data []byte) (*rest.Config, string, string) {
+	cfg, problem := load(data)
+	if problem != "" {
+		return nil, "", problem
+	}
+	restConfig, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
+	if err != nil {
+		// clientcmd's message is left out: it may quote values of the
+		// kubeconfig.
+		return nil, "", unusable
+	}
+	return restConfig, cfg.Contexts[cfg.CurrentContext].Namespace, ""
+}
+
+// unusable is the problem of a kubeconfig whose parts are all there but do
+// not make a client configuration (unreadable certificates, say).
+const unusable = "the kubeconfig's current context does not give a usable client configuration"
+
+// load parses data and checks that its current context names a cluster
+// with a server; it returns the parsed kubeconfig or the problem.
+func load(data []byte) (*clientcmdapi.Config, string) {
+	cfg, err := clientcmd.Load(data)
+	switch {
+	case err != nil:
+		return nil, "must be a kubeconfig in YAML or JSON format, but it could not be parsed"
+	case cfg.CurrentContext == "":
+		return nil, "the kubeconfig must set current-context"
+	}
+	kubeContext, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok || kubeContext == nil {
+		return nil, "the current context of the kubeconfig is not among its contexts"
+	}
+	if cluster, ok := cfg.Clusters[kubeContext.Cluster]; !ok || cluster == nil || cluster.Server == "" {
+		return nil, "the cluster of the kubeconfig's current context must be defined and have a server"
+	}
+	return cfg, ""
+}

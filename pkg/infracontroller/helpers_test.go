@@ -27,6 +27,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 func init() {
@@ -114,17 +115,7 @@ func createTenant(tb testing.TB, c ctrlruntimeclient.Client, name string, kubeco
 // last error after timeout.
 func eventually(tb testing.TB, timeout time.Duration, check func() error) {
 	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("condition not met within %s: %v", timeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	poll.Until(tb, timeout, check)
 }
 
 // never checks that check keeps returning nil for d.

@@ -44,3 +44,24 @@ func Until(tb testing.TB, timeout time.Duration, check func() error) {
 		tb.Fatal(err)
 	}
 }
+
+// UntilTrue checks until cond returns true and fails tb, saying what it
+// waited for, once timeout has passed; an error from cond fails tb at once.
+func UntilTrue(tb testing.TB, timeout time.Duration, what string, cond func() (bool, error)) {
+	tb.Helper()
+	var failed error
+	Until(tb, timeout, func() error {
+		ok, err := cond()
+		switch {
+		case err != nil:
+			failed = err
+			return nil
+		case !ok:
+			return fmt.Errorf("waiting for %s", what)
+		}
+		return nil
+	})
+	if failed != nil {
+		tb.Fatalf("waiting for %s: %v", what, failed)
+	}
+}

@@ -44,3 +44,14 @@ func TestWaitEndsWithItsContext(t *testing.T) {
 		t.Fatal("Wait with an ended context returned nil")
 	}
 }
+
+func TestUntilTrue(t *testing.T) {
+	calls := 0
+	UntilTrue(t, time.Minute, "the third check", func() (bool, error) {
+		calls++
+		return calls == 3, nil
+	})
+	if calls != 3 {
+		t.Errorf("UntilTrue returned after %d checks, want 3", calls)
+	}
+}

@@ -171,21 +171,7 @@ func machineSpec(value []byte) clusterv1alpha1.MachineSpec {
 // eventually polls cond for up to 30s; an error from cond ends the wait.
 func eventually(t testing.TB, what string, cond func() (bool, error)) {
 	t.Helper()
-	var failed error
-	poll.Until(t, 30*time.Second, func() error {
-		ok, err := cond()
-		switch {
-		case err != nil:
-			failed = err
-			return nil
-		case !ok:
-			return fmt.Errorf("waiting for %s", what)
-		}
-		return nil
-	})
-	if failed != nil {
-		t.Fatalf("%s: %v", what, failed)
-	}
+	poll.UntilTrue(t, 30*time.Second, what, cond)
 }
 
 // wantTerminal fails unless err is a TerminalError whose message contains

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +24,24 @@ import (
 // arguments of its container.
 func chartArgs(t *testing.T, values map[string]any) []string {
 	t.Helper()
+	files := renderChart(t, values)
+	for _, doc := range releaseutil.SplitManifests(files["infra-controller/templates/deployment.yaml"]) {
+		d := &appsv1.Deployment{}
+		if err := yaml.Unmarshal([]byte(doc), d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Kind == "Deployment" {
+			return d.Spec.Template.Spec.Containers[0].Args
+		}
+	}
+	t.Fatal("the chart renders no Deployment")
+	return nil
+}
+
+// renderChart renders the infra-controller chart with values and returns
+// its files by name.
+func renderChart(t *testing.T, values map[string]any) map[string]string {
+	t.Helper()
 	ch, err := components.LoadChart(charts.FS, "infra-controller")
 	if err != nil {
 		t.Fatal(err)
@@ -36,17 +55,22 @@ func chartArgs(t *testing.T, values map[string]any) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, doc := range releaseutil.SplitManifests(files["infra-controller/templates/deployment.yaml"]) {
-		d := &appsv1.Deployment{}
-		if err := yaml.Unmarshal([]byte(doc), d); err != nil {
-			t.Fatal(err)
-		}
-		if d.Kind == "Deployment" {
-			return d.Spec.Template.Spec.Containers[0].Args
+	return files
+}
+
+// The release notes name a deprecated value while it is set, and only
+// then.
+func TestChartNotesDeprecatedValues(t *testing.T) {
+	const notes = "infra-controller/templates/NOTES.txt"
+	if got := renderChart(t, nil)[notes]; strings.Contains(got, "deprecated") {
+		t.Errorf("the defaults render a deprecation notice:\n%s", got)
+	}
+	got := renderChart(t, map[string]any{"addons": false, "addonsResync": "1m"})[notes]
+	for _, want := range []string{"Value addons is deprecated: use csiNodePlugin", "Value addonsResync is deprecated: use csiNodePluginResync"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("notes lack %q:\n%s", want, got)
 		}
 	}
-	t.Fatal("the chart renders no Deployment")
-	return nil
 }
 
 // The chart's Deployment passes only flags the binary has, with values it
@@ -66,7 +90,7 @@ func TestChartArgsParse(t *testing.T) {
 			values: map[string]any{
 				"performanceInstancetypes": true, "densityInstancetypes": true,
 				"tenantNetworks": true, "imageCache": false, "imageCacheGracePeriod": "3h", "tenantCleanupTimeout": "25m",
-				"addonsResync": "0", "networkPolicies": false, "defaultNetworkPolicies": false, "logDevelopment": true,
+				"csiNodePluginResync": "0", "networkPolicies": false, "defaultNetworkPolicies": false, "logDevelopment": true,
 			},
 			check: checkChartFeatures,
 		},
@@ -92,6 +116,21 @@ func TestChartArgsParse(t *testing.T) {
 					t.Errorf("options %+v", o)
 				}
 			},
+		},
+		{
+			name:   "CSI node plugin off",
+			values: map[string]any{"csiNodePlugin": false, "csiNodePluginResync": "2m"},
+			check:  checkNodePlugin(false, 2*time.Minute),
+		},
+		{
+			name:   "deprecated addons values still honoured, false included",
+			values: map[string]any{"addons": false, "addonsResync": "1m"},
+			check:  checkNodePlugin(false, time.Minute),
+		},
+		{
+			name:   "deprecated addons values win over the new ones",
+			values: map[string]any{"addons": true, "csiNodePlugin": false, "addonsResync": "1m", "csiNodePluginResync": "2m"},
+			check:  checkNodePlugin(true, time.Minute),
 		},
 		{
 			name: "a VLAN per tenant cluster",
@@ -174,6 +213,17 @@ func checkChartDefaults(t *testing.T, f *flags) {
 	}
 	if f.qps != binary.qps || f.burst != binary.burst || f.development != binary.development {
 		t.Errorf("qps %v, burst %d, development %t; the binary's %v, %d, %t", f.qps, f.burst, f.development, binary.qps, binary.burst, binary.development)
+	}
+}
+
+// checkNodePlugin returns a check of the CSI node plugin's switch and
+// resync interval.
+func checkNodePlugin(on bool, resync time.Duration) func(*testing.T, *flags) {
+	return func(t *testing.T, f *flags) {
+		t.Helper()
+		if f.options.EnableAddons != on || f.options.Addons.ResyncInterval != resync {
+			t.Errorf("CSI node plugin %t every %v, want %t every %v", f.options.EnableAddons, f.options.Addons.ResyncInterval, on, resync)
+		}
 	}
 }
 

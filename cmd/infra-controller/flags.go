@@ -73,8 +73,7 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.DurationVar(&o.ImageCache.GracePeriod, "image-cache-grace-period", imagecache.DefaultGracePeriod, "How long a cache DataVolume no VM refers to is kept.")
 	fs.BoolVar(&o.EnableNetworks, "tenant-networks", false, "Turn the CNI configurations of ConfigMap tenant-networks into NetworkAttachmentDefinitions (needs Multus).")
 	vlanFlags(fs, &o.VLANs)
-	nodePlugin := fs.Bool("addons", true, "Apply the tenant-cluster side of the KubeVirt CSI driver (the node plugin, addons/kubevirt-csi) to tenant clusters with a kubeconfig Secret.")
-	fs.DurationVar(&o.Addons.ResyncInterval, "addons-resync", 10*time.Minute, "How often the addons are re-applied to each tenant cluster, a safety net beside the watch of tenant clusters; 0 turns it off.")
+	nodePlugin := csiNodePluginFlags(fs, &o.Addons.ResyncInterval)
 	fs.BoolVar(&o.EnableTenantClusters, "tenant-clusters", true, "Keep the namespaces of TenantCluster objects and tear them down, VMs first (needs the TenantCluster CRD).")
 	fs.DurationVar(&o.TenantCleanupTimeout, "tenant-cleanup-timeout", tenantcluster.DefaultTenantCleanupTimeout, "How long deleting a TenantCluster retries a failing tenant cluster before it leaves our objects there.")
 	networkPolicies := fs.Bool("network-policies", true, "Keep default and custom NetworkPolicies in tenant namespaces.")
@@ -114,6 +113,20 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// csiNodePluginFlags registers the switch and resync interval of the CSI
+// node plugin under their names and under the deprecated names they had
+// (--addons, --addons-resync), which keep deployed command lines working.
+// Each pair shares one variable, so the later of the two on the command
+// line wins.
+func csiNodePluginFlags(fs *flag.FlagSet, resync *time.Duration) *bool {
+	on := new(bool)
+	fs.BoolVar(on, "csi-node-plugin", true, "Apply the tenant-cluster side of the KubeVirt CSI driver (the node plugin, addons/kubevirt-csi) to tenant clusters with a kubeconfig Secret.")
+	fs.BoolVar(on, "addons", true, "Deprecated: use --csi-node-plugin (the later of the two wins).")
+	fs.DurationVar(resync, "csi-node-plugin-resync", 10*time.Minute, "How often the CSI node plugin is re-applied to each tenant cluster, a safety net beside the watch of tenant clusters; 0 turns it off.")
+	fs.DurationVar(resync, "addons-resync", 10*time.Minute, "Deprecated: use --csi-node-plugin-resync (the later of the two wins).")
+	return on
 }
 
 // vlanFlags registers the flags of a VLAN per tenant cluster.

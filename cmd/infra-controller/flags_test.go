@@ -57,7 +57,10 @@ func TestParseFlags(t *testing.T) {
 				o.NetworkPolicies.Nameservers = []string{"1.1.1.1"}
 			},
 		},
-		{name: "addons off", args: []string{"--addons=false"}, want: func(o *infracontroller.Options) { o.EnableAddons = false }},
+		{name: "CSI node plugin off", args: []string{"--csi-node-plugin=false"}, want: func(o *infracontroller.Options) { o.EnableAddons = false }},
+		{name: "deprecated --addons still switches the node plugin", args: []string{"--addons=false"}, want: func(o *infracontroller.Options) { o.EnableAddons = false }},
+		{name: "the later of --addons and --csi-node-plugin wins", args: []string{"--addons=false", "--csi-node-plugin"}, want: func(*infracontroller.Options) {}},
+		{name: "the later of --csi-node-plugin and --addons wins", args: []string{"--csi-node-plugin", "--addons=false"}, want: func(o *infracontroller.Options) { o.EnableAddons = false }},
 		{name: "CSI controller off", args: []string{"--csi-controller=false"}, want: func(o *infracontroller.Options) { o.EnableCSIController = false }},
 		{
 			name: "CSI images",
@@ -88,7 +91,9 @@ func TestParseFlags(t *testing.T) {
 			},
 		},
 		{name: "an invalid CSI controller CIDR is refused", args: []string{"--network-policy-csi-controller-cidrs=10.0.0.1"}, wantErr: true},
-		{name: "addons resync", args: []string{"--addons-resync=1m"}, want: func(o *infracontroller.Options) { o.Addons.ResyncInterval = time.Minute }},
+		{name: "CSI node plugin resync", args: []string{"--csi-node-plugin-resync=1m"}, want: func(o *infracontroller.Options) { o.Addons.ResyncInterval = time.Minute }},
+		{name: "deprecated --addons-resync still sets it", args: []string{"--addons-resync=1m"}, want: func(o *infracontroller.Options) { o.Addons.ResyncInterval = time.Minute }},
+		{name: "the later of the resync flags wins", args: []string{"--addons-resync=1m", "--csi-node-plugin-resync=2m"}, want: func(o *infracontroller.Options) { o.Addons.ResyncInterval = 2 * time.Minute }},
 		{name: "tenant clusters off", args: []string{"--tenant-clusters=false"}, want: func(o *infracontroller.Options) { o.EnableTenantClusters = false }},
 		{name: "network policies off", args: []string{"--network-policies=false"}, want: func(o *infracontroller.Options) { o.DisableNetworkPolicies = true }},
 		{name: "an invalid CIDR is refused", args: []string{"--network-policy-allowed-cidrs=10.0.0.0"}, wantErr: true},
@@ -170,6 +175,19 @@ func TestParseFlagsCCMFeatureGatesRefused(t *testing.T) {
 		_, err := parseFlags([]string{"--ccm-feature-gates=" + value}, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), "-ccm-feature-gates") {
 			t.Errorf("%q: got error %v, want one naming the flag", value, err)
+		}
+	}
+}
+
+// The old flag names stay accepted and their help points at the new ones.
+func TestParseFlagsDeprecatedNamesDocumented(t *testing.T) {
+	var help strings.Builder
+	if _, err := parseFlags([]string{"--help"}, &help); err == nil {
+		t.Fatal("--help parsed without the flag package's ErrHelp")
+	}
+	for _, want := range []string{"Deprecated: use --csi-node-plugin ", "Deprecated: use --csi-node-plugin-resync "} {
+		if !strings.Contains(help.String(), want) {
+			t.Errorf("help lacks %q:\n%s", want, help.String())
 		}
 	}
 }

@@ -91,8 +91,9 @@ type controllerProcess struct {
 	stop func()
 }
 
-// startController builds cmd/machine-controller and runs it against the rig.
-func startController(tb testing.TB, r *rig) *controllerProcess {
+// startController builds cmd/machine-controller and runs it against the
+// rig, reaching the user cluster through userKubeconfig.
+func startController(tb testing.TB, r *rig, userKubeconfig []byte) *controllerProcess {
 	tb.Helper()
 	dir := tb.TempDir()
 	bin := filepath.Join(dir, "machine-controller")
@@ -101,7 +102,7 @@ func startController(tb testing.TB, r *rig) *controllerProcess {
 		tb.Fatalf("failed to build machine-controller: %v\n%s", err, out)
 	}
 	user, infra := filepath.Join(dir, "user.kubeconfig"), filepath.Join(dir, "infra.kubeconfig")
-	for path, content := range map[string][]byte{user: r.user.KubeconfigBytes, infra: r.infra.KubeconfigBytes} {
+	for path, content := range map[string][]byte{user: userKubeconfig, infra: r.infra.KubeconfigBytes} {
 		if err := os.WriteFile(path, content, 0o600); err != nil {
 			tb.Fatal(err)
 		}
@@ -111,13 +112,20 @@ func startController(tb testing.TB, r *rig) *controllerProcess {
 		"--worker-count", "20", "--qps", "200", "--burst", "400",
 		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", "0")
 	cmd.Env = append(os.Environ(), "KUBEVIRT_KUBECONFIG=", "CLUSTER_ID=", "PROJECT_ID=")
-	logFile, err := os.Create(filepath.Join(dir, "controller.log"))
+	return runProcess(tb, cmd, metricsAddr, filepath.Join(dir, "controller.log"))
+}
+
+// runProcess starts cmd with its output in logPath until the test ends;
+// metricsAddr is where it serves /metrics.
+func runProcess(tb testing.TB, cmd *exec.Cmd, metricsAddr, logPath string) *controllerProcess {
+	tb.Helper()
+	logFile, err := os.Create(logPath)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
+		tb.Fatalf("failed to start %s: %v", cmd.Path, err)
 	}
 	p := &controllerProcess{cmd: cmd, metricsAddr: metricsAddr}
 	p.stop = sync.OnceFunc(func() {

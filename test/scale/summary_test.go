@@ -1,0 +1,130 @@
+package scale
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// defaultRepeats is how many scale-ups a benchmark run measures when
+// SCALE_REPEATS is not set: one run on a shared 2-CPU machine says little,
+// the spread of three does.
+const defaultRepeats = 3
+
+// repeatsFromEnv returns SCALE_REPEATS, else def.
+func repeatsFromEnv(def int) (int, error) {
+	v := os.Getenv("SCALE_REPEATS")
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("SCALE_REPEATS=%q: want a positive integer", v)
+	}
+	return n, nil
+}
+
+// spread is the minimum, median and maximum of one figure over the
+// repeats.
+type spread struct {
+	min, median, max float64
+}
+
+func spreadOf(values []float64) spread {
+	if len(values) == 0 {
+		return spread{}
+	}
+	s := slices.Sorted(slices.Values(values))
+	median := s[len(s)/2]
+	if len(s)%2 == 0 {
+		median = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return spread{min: s[0], median: median, max: s[len(s)-1]}
+}
+
+func (s spread) format(verb string) string {
+	return fmt.Sprintf(verb+" / "+verb+" / "+verb, s.min, s.median, s.max)
+}
+
+// summary is the spread of every figure of the repeats of one size.
+type summary struct {
+	replicas, repeats int
+	controller, raw   spread
+	ratio             spread
+	user, infra       spread
+	rssMiB            spread
+	// requests spreads the requests per Machine of each cluster, method
+	// and status code ("user PATCH 200"), userResources those of the user
+	// cluster by verb and resource ("PATCH v1/nodes"); a key absent from
+	// a repeat counts as 0 there.
+	requests, userResources map[string]spread
+}
+
+// summarize spreads the results of repeated scale-ups of one size.
+func summarize(results []result) summary {
+	s := summary{repeats: len(results), requests: map[string]spread{}, userResources: map[string]spread{}}
+	if len(results) == 0 {
+		return s
+	}
+	s.replicas = results[0].replicas
+	pick := func(f func(result) float64) spread {
+		values := make([]float64, 0, len(results))
+		for _, r := range results {
+			values = append(values, f(r))
+		}
+		return spreadOf(values)
+	}
+	perMachine := func(v float64, r result) float64 { return v / float64(r.replicas) }
+	s.controller = pick(func(r result) float64 { return r.controllerTime.Seconds() })
+	s.raw = pick(func(r result) float64 { return r.rawTime.Seconds() })
+	s.ratio = pick(func(r result) float64 { return r.controllerTime.Seconds() / r.rawTime.Seconds() })
+	s.user = pick(func(r result) float64 { return perMachine(r.userRequests, r) })
+	s.infra = pick(func(r result) float64 { return perMachine(r.infraRequests, r) })
+	s.rssMiB = pick(func(r result) float64 { return float64(r.peakRSS) / (1 << 20) })
+	for k := range keysOf(results, func(r result) map[string]float64 { return r.requests }) {
+		s.requests[k] = pick(func(r result) float64 { return perMachine(r.requests[k], r) })
+	}
+	for k := range keysOf(results, func(r result) map[string]float64 { return r.userResources }) {
+		s.userResources[k] = pick(func(r result) float64 { return perMachine(r.userResources[k], r) })
+	}
+	return s
+}
+
+// keysOf returns every key of the maps field picks from the results.
+func keysOf(results []result, field func(result) map[string]float64) map[string]bool {
+	keys := map[string]bool{}
+	for _, r := range results {
+		for k := range field(r) {
+			keys[k] = true
+		}
+	}
+	return keys
+}
+
+// String renders the summary as min / median / max lines.
+func (s summary) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d replicas, %d repeats (min / median / max):\n", s.replicas, s.repeats)
+	fmt.Fprintf(&b, "  controller %s s, raw client %s s, time ratio %s\n", s.controller.format("%.1f"), s.raw.format("%.1f"), s.ratio.format("%.2f"))
+	fmt.Fprintf(&b, "  requests per Machine: user %s, infra %s\n", s.user.format("%.2f"), s.infra.format("%.2f"))
+	fmt.Fprintf(&b, "  controller peak RSS %s MiB\n", s.rssMiB.format("%.0f"))
+	for _, k := range slices.Sorted(maps.Keys(s.requests)) {
+		fmt.Fprintf(&b, "  %s: %s per Machine\n", k, s.requests[k].format("%.2f"))
+	}
+	b.WriteString("  user cluster by resource:\n")
+	for _, k := range slices.Sorted(maps.Keys(s.userResources)) {
+		fmt.Fprintf(&b, "    %s: %s per Machine\n", k, s.userResources[k].format("%.2f"))
+	}
+	return b.String()
+}
+
+// String renders one scale-up.
+func (r result) String() string {
+	return fmt.Sprintf("%d replicas: controller %s, raw client %s (ratio %.2f), requests per Machine: user %.2f, infra %.2f, controller peak RSS %d MiB",
+		r.replicas, r.controllerTime.Round(time.Millisecond), r.rawTime.Round(time.Millisecond),
+		r.controllerTime.Seconds()/r.rawTime.Seconds(), r.userRequests/float64(r.replicas), r.infraRequests/float64(r.replicas), r.peakRSS>>20)
+}

@@ -1,0 +1,190 @@
+package scale
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"k8c.io/machine-controller/sdk/bootstrap"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// upstreamEnv names the environment variable holding the path of a
+// Kubermatic machine-controller binary built by
+// hack/upstream-machine-controller.sh.
+const upstreamEnv = "UPSTREAM_MACHINE_CONTROLLER"
+
+// upstreamMachineDeploymentRevision is the revision upstream's
+// MachineDeployment controller gives the first MachineSet of a new
+// MachineDeployment; upstream creates a Machine's instance only once the
+// bootstrap Secret carries the same revision.
+const upstreamMachineDeploymentRevision = "1"
+
+// upstreamCloudConfig is the bootstrap Secret's cloud-config;
+// machine-controller replaces the placeholder with the Machine's name.
+const upstreamCloudConfig = "#cloud-config\nhostname: <MACHINE_NAME>\n"
+
+// upstreamResult is one scale-up by upstream's machine-controller.
+type upstreamResult struct {
+	replicas      int
+	time          time.Duration
+	userRequests  float64
+	infraRequests float64
+	// requests counts requests by cluster ("user" or "infra"), method and
+	// status code, e.g. "user PATCH 200".
+	requests map[string]float64
+	peakRSS  int64
+}
+
+func (r upstreamResult) String() string {
+	var b strings.Builder
+	perMachine := func(v float64) float64 { return v / float64(r.replicas) }
+	fmt.Fprintf(&b, "upstream machine-controller, %d replicas: %s, requests per Machine: user %.2f, infra %.2f, peak RSS %d MiB\n",
+		r.replicas, r.time.Round(time.Millisecond), perMachine(r.userRequests), perMachine(r.infraRequests), r.peakRSS>>20)
+	for _, k := range slices.Sorted(maps.Keys(r.requests)) {
+		fmt.Fprintf(&b, "  %s: %.2f per Machine\n", k, perMachine(r.requests[k]))
+	}
+	return b.String()
+}
+
+// BenchmarkScaleUpUpstream takes a MachineDeployment from 0 to
+// SCALE_REPLICAS (default 1000) replicas with Kubermatic's machine-controller
+// (the binary named by UPSTREAM_MACHINE_CONTROLLER) on the rig of
+// BenchmarkScaleUp, with the same providerSpec and the same wait, so
+// `-bench ScaleUp` runs both one after the other. Without the binary it is
+// skipped. See docs/benchmarks.md.
+func BenchmarkScaleUpUpstream(b *testing.B) {
+	bin := os.Getenv(upstreamEnv)
+	if bin == "" {
+		b.Skipf("%s is not set: build upstream's machine-controller with hack/upstream-machine-controller.sh and name the binary there to run it side by side", upstreamEnv)
+	}
+	replicas := 1000
+	if v := os.Getenv("SCALE_REPLICAS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("SCALE_REPLICAS=%q: want a positive integer", v)
+		}
+		replicas = n
+	}
+	for b.Loop() {
+		res := measureUpstream(b, bin, replicas, 20*time.Minute)
+		b.Log(res)
+		b.ReportMetric(res.time.Seconds(), "s-upstream")
+		b.ReportMetric(res.userRequests/float64(replicas), "user-req/machine")
+		b.ReportMetric(res.infraRequests/float64(replicas), "infra-req/machine")
+		b.ReportMetric(float64(res.peakRSS)/(1<<20), "peak-MiB")
+	}
+}
+
+// measureUpstream runs upstream's machine-controller on a fresh rig, with
+// the bootstrap Secret operating-system-manager would write, until every VM
+// exists and every Machine has a nodeRef.
+func measureUpstream(tb testing.TB, bin string, replicas int, timeout time.Duration) upstreamResult {
+	tb.Helper()
+	r := startRig(tb)
+	createBootstrapSecret(tb, r, "scale", "kube-system")
+	proc := startUpstreamController(tb, bin, r)
+	// A binary that does not start would otherwise only show as the
+	// scale-up's timeout.
+	err := waitUntil(tb.Context(), time.Minute, "upstream's /metrics", func() (bool, string, error) {
+		_, _, err := proc.requestsByHost(tb.Context())
+		return err == nil, fmt.Sprint(err), nil
+	})
+	if err != nil {
+		tb.Fatalf("%v\nlast lines of upstream's log:\n%s", err, proc.logTail(40))
+	}
+	res := upstreamResult{replicas: replicas}
+	if res.time, err = controllerScaleUp(tb, r, replicas, timeout); err != nil {
+		tb.Fatalf("%v\nlast lines of upstream's log:\n%s", err, proc.logTail(40))
+	}
+	byHost, byMethod, err := proc.requestsByHost(tb.Context())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	user, infra := hostOf(tb, r.user), hostOf(tb, r.infra)
+	res.userRequests, res.infraRequests = byHost[user], byHost[infra]
+	res.requests = map[string]float64{}
+	for key, n := range byMethod {
+		res.requests[strings.NewReplacer(user, "user", infra, "infra").Replace(key)] += n
+	}
+	if res.peakRSS, err = proc.peakRSS(); err != nil {
+		tb.Fatal(err)
+	}
+	proc.stop()
+	r.stop(tb)
+	return res
+}
+
+// createBootstrapSecret creates what operating-system-manager writes for a
+// MachineDeployment and upstream's machine-controller reads before it
+// creates an instance: the Secret <md>-<namespace>-bootstrap-config in
+// cloud-init-settings, its cloud-config under "cloud-config", annotated with
+// the MachineDeployment's revision.
+func createBootstrapSecret(tb testing.TB, r *rig, machineDeployment, namespace string) {
+	tb.Helper()
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        fmt.Sprintf(bootstrap.CloudConfigSecretNamePattern, machineDeployment, namespace, bootstrap.BootstrapCloudConfig),
+			Namespace:   bootstrap.CloudInitSettingsNamespace,
+			Annotations: map[string]string{bootstrap.MachineDeploymentRevision: upstreamMachineDeploymentRevision},
+		},
+		Data: map[string][]byte{"cloud-config": []byte(upstreamCloudConfig)},
+	}
+	for _, obj := range []ctrlruntimeclient.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bootstrap.CloudInitSettingsNamespace}},
+		secret,
+	} {
+		if err := r.user.Client.Create(tb.Context(), obj); err != nil {
+			tb.Fatalf("failed to create %s: %v", obj.GetName(), err)
+		}
+	}
+}
+
+// upstreamProcess is a running upstream machine-controller.
+type upstreamProcess struct {
+	*controllerProcess
+	logPath string
+}
+
+// logTail returns the last n lines of the process's log.
+func (p *upstreamProcess) logTail(n int) string {
+	out, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return fmt.Sprintf("failed to read %s: %v", p.logPath, err)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// startUpstreamController runs upstream's machine-controller against the
+// rig: the user cluster from -kubeconfig, the infra cluster from
+// KUBEVIRT_KUBECONFIG (the providerSpec names none), VMs in the namespace
+// POD_NAMESPACE names. Worker count as ours; upstream has no QPS flags, so
+// its clients keep client-go's and controller-runtime's defaults. Leader
+// election is off, as ours runs without it here.
+func startUpstreamController(tb testing.TB, bin string, r *rig) *upstreamProcess {
+	tb.Helper()
+	dir := tb.TempDir()
+	kubeconfig := filepath.Join(dir, "user.kubeconfig")
+	if err := os.WriteFile(kubeconfig, r.user.KubeconfigBytes, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	metricsAddr := freeAddr(tb)
+	cmd := exec.Command(bin, "-kubeconfig", kubeconfig, "-worker-count", "20",
+		"-metrics-address", metricsAddr, "-health-probe-address", freeAddr(tb),
+		"-enable-leader-election=false")
+	cmd.Env = append(os.Environ(), "KUBEVIRT_KUBECONFIG="+string(r.infra.KubeconfigBytes),
+		"POD_NAMESPACE="+infraNamespace, "CLUSTER_ID=", "PROJECT_ID=")
+	logPath := filepath.Join(dir, "upstream-machine-controller.log")
+	return &upstreamProcess{controllerProcess: runProcess(tb, cmd, metricsAddr, logPath), logPath: logPath}
+}

@@ -111,7 +111,7 @@ func TestChartArgsParse(t *testing.T) {
 			check: func(t *testing.T, f *flags) {
 				t.Helper()
 				o := f.options
-				if o.Flavors.Presets || !o.DisableCSIAccess || !o.DisableStorageClasses || o.CSIAccess.ServerURL != "https://infra:6443" || o.NamespacePrefix != "tenant-" ||
+				if o.Flavors.Presets || o.EnableCSIAccess || o.EnableStorageClasses || o.CSIAccess.ServerURL != "https://infra:6443" || o.NamespacePrefix != "tenant-" ||
 					o.NetworkPolicies.ClusterPoliciesNamespace != "kubevirt-kkp" {
 					t.Errorf("options %+v", o)
 				}
@@ -177,8 +177,8 @@ func TestChartArgsParse(t *testing.T) {
 					DriverImage: "r/d:1", RegistrarImage: "r/n:1", LivenessProbeImage: "r/l:1",
 					ProvisionerImage: "r/p:1", AttacherImage: "r/a:1", ResizerImage: "r/r:1", SnapshotterImage: "r/s:1",
 				}
-				if o.EnableCSIController || !cmp.Equal(o.CSIController.Params, want) || !cmp.Equal(o.Addons.Images, want) {
-					t.Errorf("CSI controller %t, images %+v and %+v", o.EnableCSIController, o.CSIController.Params, o.Addons.Images)
+				if o.EnableCSIController || !cmp.Equal(o.CSIController.Params, want) || !cmp.Equal(o.CSINodePlugin.Images, want) {
+					t.Errorf("CSI controller %t, images %+v and %+v", o.EnableCSIController, o.CSIController.Params, o.CSINodePlugin.Images)
 				}
 			},
 		},
@@ -207,7 +207,7 @@ func checkChartDefaults(t *testing.T, f *flags) {
 		t.Fatal(err)
 	}
 	got := f.options
-	got.Addons.Images, got.CSIController.Params = binary.options.Addons.Images, binary.options.CSIController.Params
+	got.CSINodePlugin.Images, got.CSIController.Params = binary.options.CSINodePlugin.Images, binary.options.CSIController.Params
 	if diff := cmp.Diff(binary.options, got); diff != "" {
 		t.Errorf("the chart's defaults differ from the binary's (-binary +chart):\n%s", diff)
 	}
@@ -221,8 +221,8 @@ func checkChartDefaults(t *testing.T, f *flags) {
 func checkNodePlugin(on bool, resync time.Duration) func(*testing.T, *flags) {
 	return func(t *testing.T, f *flags) {
 		t.Helper()
-		if f.options.EnableAddons != on || f.options.Addons.ResyncInterval != resync {
-			t.Errorf("CSI node plugin %t every %v, want %t every %v", f.options.EnableAddons, f.options.Addons.ResyncInterval, on, resync)
+		if f.options.EnableCSINodePlugin != on || f.options.CSINodePlugin.ResyncInterval != resync {
+			t.Errorf("CSI node plugin %t every %v, want %t every %v", f.options.EnableCSINodePlugin, f.options.CSINodePlugin.ResyncInterval, on, resync)
 		}
 	}
 }
@@ -236,7 +236,7 @@ func checkChartFeatures(t *testing.T, f *flags) {
 		t.Errorf("instancetype series: performance %t, density %t", o.Flavors.PerformanceInstancetypes, o.Flavors.DensityInstancetypes)
 	}
 	if !o.EnableNetworks || o.EnableImageCache || o.ImageCache.GracePeriod != 3*time.Hour || o.TenantCleanupTimeout != 25*time.Minute ||
-		o.Addons.ResyncInterval != 0 || !o.DisableNetworkPolicies || !o.NetworkPolicies.DisableDefaults || !f.development {
+		o.CSINodePlugin.ResyncInterval != 0 || o.EnableNetworkPolicies || !o.NetworkPolicies.DisableDefaults || !f.development {
 		t.Errorf("development %t, options %+v", f.development, o)
 	}
 }

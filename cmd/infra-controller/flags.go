@@ -53,12 +53,12 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.BoolVar(&o.Flavors.PerformanceInstancetypes, "performance-instancetypes", false, "Offer instancetypes performance-2/4/8 (dedicated CPUs, isolated emulator thread, 2Mi huge pages, shared I/O thread; needs the CPU manager and huge pages on infra nodes); false deletes them.")
 	fs.BoolVar(&o.Flavors.DensityInstancetypes, "density-instancetypes", false, "Offer instancetypes density-2/4/8 (oversubscribed CPUs, 25% memory overcommit); false deletes them.")
 	fs.IntVar(&o.Flavors.MaxConcurrentReconciles, "flavor-workers", flavors.DefaultWorkers, "Tenant namespaces whose flavors are synced at once; each waits mostly for its one write, so they bound how fast a preset change spreads.")
-	storageClasses := fs.Bool("storage-classes", true, "Initialize annotated infra storage classes in tenant clusters.")
+	fs.BoolVar(&o.EnableStorageClasses, "storage-classes", o.EnableStorageClasses, "Initialize annotated infra storage classes in tenant clusters.")
 	fs.StringVar(&o.StorageClasses.SecretName, "tenant-kubeconfig-secret", storageclass.DefaultSecretName, "Secret in each tenant namespace holding the tenant cluster's kubeconfig.")
 	fs.StringVar(&o.StorageClasses.SecretKey, "tenant-kubeconfig-key", storageclass.DefaultSecretKey, "Key of the kubeconfig in that Secret.")
 	fs.StringVar(&o.StorageClasses.Bus, "storage-class-bus", storageclass.DefaultBus, "Default disk bus of tenant storage classes.")
 	fs.DurationVar(&o.StorageClasses.ResyncInterval, "storage-class-resync", 10*time.Minute, "How often tenant storage classes are re-checked, a safety net beside the watch of tenant clusters; 0 turns it off.")
-	csiAccess := fs.Bool("csi-access", true, "Keep the CSI driver's ServiceAccount, Role, token and kubeconfig Secret in tenant namespaces.")
+	fs.BoolVar(&o.EnableCSIAccess, "csi-access", o.EnableCSIAccess, "Keep the CSI driver's ServiceAccount, Role, token and kubeconfig Secret in tenant namespaces.")
 	fs.StringVar(&o.CSIAccess.ServerURL, "csi-infra-server-url", "", "Infra API server address in the CSI controller's kubeconfig; the controller's own when empty.")
 	csiController := fs.Bool("csi-controller", true, "Run the controller side of each tenant's KubeVirt CSI driver in its tenant namespace (needs --csi-access).")
 	images := csiImageFlags(fs)
@@ -73,10 +73,10 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 	fs.DurationVar(&o.ImageCache.GracePeriod, "image-cache-grace-period", imagecache.DefaultGracePeriod, "How long a cache DataVolume no VM refers to is kept.")
 	fs.BoolVar(&o.EnableNetworks, "tenant-networks", false, "Turn the CNI configurations of ConfigMap tenant-networks into NetworkAttachmentDefinitions (needs Multus).")
 	vlanFlags(fs, &o.VLANs)
-	nodePlugin := csiNodePluginFlags(fs, &o.Addons.ResyncInterval)
+	nodePlugin := csiNodePluginFlags(fs, &o.CSINodePlugin.ResyncInterval)
 	fs.BoolVar(&o.EnableTenantClusters, "tenant-clusters", true, "Keep the namespaces of TenantCluster objects and tear them down, VMs first (needs the TenantCluster CRD).")
 	fs.DurationVar(&o.TenantCleanupTimeout, "tenant-cleanup-timeout", tenantcluster.DefaultTenantCleanupTimeout, "How long deleting a TenantCluster retries a failing tenant cluster before it leaves our objects there.")
-	networkPolicies := fs.Bool("network-policies", true, "Keep default and custom NetworkPolicies in tenant namespaces.")
+	fs.BoolVar(&o.EnableNetworkPolicies, "network-policies", o.EnableNetworkPolicies, "Keep default and custom NetworkPolicies in tenant namespaces.")
 	defaultPolicies := fs.Bool("default-network-policies", true, "Keep the default isolation policies; false deletes them.")
 	fs.Func("network-policy-private-cidrs", "Comma-separated CIDRs the Internet egress rule excludes (default "+strings.Join(netpol.DefaultPrivateCIDRs, ",")+").", list(&o.NetworkPolicies.PrivateCIDRs))
 	fs.Func("network-policy-allowed-cidrs", "Comma-separated further egress destinations, e.g. the tenant API servers.", list(&o.NetworkPolicies.AllowedCIDRs))
@@ -96,15 +96,12 @@ func parseFlags(args []string, out io.Writer) (*flags, error) {
 		return nil, fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive")
 	}
 	f.qps = float32(qps)
-	o.DisableStorageClasses = !*storageClasses
-	o.DisableCSIAccess = !*csiAccess
-	o.EnableAddons = *nodePlugin
-	o.EnableCSIController = *csiController && *csiAccess
-	o.Addons.Images, o.CSIController.Params = *images, *images
+	o.EnableCSINodePlugin = *nodePlugin
+	o.EnableCSIController = *csiController && o.EnableCSIAccess
+	o.CSINodePlugin.Images, o.CSIController.Params = *images, *images
 	o.CSIController.Params.DisableResizer, o.StorageClasses.DisableVolumeExpansion = !*resizer, !*resizer
 	o.CSIController.Params.Snapshots, o.CSIAccess.Snapshots, o.StorageClasses.Snapshots = *snapshots, *snapshots, *snapshots
 	o.EnableImageCache = *imageCache
-	o.DisableNetworkPolicies = !*networkPolicies
 	o.NetworkPolicies.DisableDefaults = !*defaultPolicies
 	if err := o.NetworkPolicies.Validate(); err != nil {
 		return nil, err

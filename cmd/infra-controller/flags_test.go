@@ -32,10 +32,10 @@ func TestParseFlags(t *testing.T) {
 				o.NamespacePrefix = "tenant-"
 				o.Flavors.Instancetypes = false
 				o.Flavors.Preferences = false
-				o.DisableStorageClasses = true
+				o.EnableStorageClasses = false
 				o.StorageClasses.Bus = "virtio"
 				o.StorageClasses.ResyncInterval = 0
-				o.DisableCSIAccess = true
+				o.EnableCSIAccess = false
 				o.EnableCSIController = false
 				o.CSIAccess.ServerURL = "https://infra:6443"
 			},
@@ -57,10 +57,10 @@ func TestParseFlags(t *testing.T) {
 				o.NetworkPolicies.Nameservers = []string{"1.1.1.1"}
 			},
 		},
-		{name: "CSI node plugin off", args: []string{"--csi-node-plugin=false"}, want: func(o *infracontroller.Options) { o.EnableAddons = false }},
-		{name: "deprecated --addons still switches the node plugin", args: []string{"--addons=false"}, want: func(o *infracontroller.Options) { o.EnableAddons = false }},
+		{name: "CSI node plugin off", args: []string{"--csi-node-plugin=false"}, want: func(o *infracontroller.Options) { o.EnableCSINodePlugin = false }},
+		{name: "deprecated --addons still switches the node plugin", args: []string{"--addons=false"}, want: func(o *infracontroller.Options) { o.EnableCSINodePlugin = false }},
 		{name: "the later of --addons and --csi-node-plugin wins", args: []string{"--addons=false", "--csi-node-plugin"}, want: func(*infracontroller.Options) {}},
-		{name: "the later of --csi-node-plugin and --addons wins", args: []string{"--csi-node-plugin", "--addons=false"}, want: func(o *infracontroller.Options) { o.EnableAddons = false }},
+		{name: "the later of --csi-node-plugin and --addons wins", args: []string{"--csi-node-plugin", "--addons=false"}, want: func(o *infracontroller.Options) { o.EnableCSINodePlugin = false }},
 		{name: "CSI controller off", args: []string{"--csi-controller=false"}, want: func(o *infracontroller.Options) { o.EnableCSIController = false }},
 		{
 			name: "CSI images",
@@ -74,7 +74,7 @@ func TestParseFlags(t *testing.T) {
 					DriverImage: "r/d:1", RegistrarImage: "r/n:1", LivenessProbeImage: "r/l:1",
 					ProvisionerImage: "r/p:1", AttacherImage: "r/a:1", ResizerImage: "r/r:1", SnapshotterImage: "r/s:1",
 				}
-				o.Addons.Images, o.CSIController.Params = images, images
+				o.CSINodePlugin.Images, o.CSIController.Params = images, images
 			},
 		},
 		{name: "resizer off: no expansion on tenant classes", args: []string{"--csi-resizer=false"}, want: func(o *infracontroller.Options) {
@@ -91,11 +91,11 @@ func TestParseFlags(t *testing.T) {
 			},
 		},
 		{name: "an invalid CSI controller CIDR is refused", args: []string{"--network-policy-csi-controller-cidrs=10.0.0.1"}, wantErr: true},
-		{name: "CSI node plugin resync", args: []string{"--csi-node-plugin-resync=1m"}, want: func(o *infracontroller.Options) { o.Addons.ResyncInterval = time.Minute }},
-		{name: "deprecated --addons-resync still sets it", args: []string{"--addons-resync=1m"}, want: func(o *infracontroller.Options) { o.Addons.ResyncInterval = time.Minute }},
-		{name: "the later of the resync flags wins", args: []string{"--addons-resync=1m", "--csi-node-plugin-resync=2m"}, want: func(o *infracontroller.Options) { o.Addons.ResyncInterval = 2 * time.Minute }},
+		{name: "CSI node plugin resync", args: []string{"--csi-node-plugin-resync=1m"}, want: func(o *infracontroller.Options) { o.CSINodePlugin.ResyncInterval = time.Minute }},
+		{name: "deprecated --addons-resync still sets it", args: []string{"--addons-resync=1m"}, want: func(o *infracontroller.Options) { o.CSINodePlugin.ResyncInterval = time.Minute }},
+		{name: "the later of the resync flags wins", args: []string{"--addons-resync=1m", "--csi-node-plugin-resync=2m"}, want: func(o *infracontroller.Options) { o.CSINodePlugin.ResyncInterval = 2 * time.Minute }},
 		{name: "tenant clusters off", args: []string{"--tenant-clusters=false"}, want: func(o *infracontroller.Options) { o.EnableTenantClusters = false }},
-		{name: "network policies off", args: []string{"--network-policies=false"}, want: func(o *infracontroller.Options) { o.DisableNetworkPolicies = true }},
+		{name: "network policies off", args: []string{"--network-policies=false"}, want: func(o *infracontroller.Options) { o.EnableNetworkPolicies = false }},
 		{name: "an invalid CIDR is refused", args: []string{"--network-policy-allowed-cidrs=10.0.0.0"}, wantErr: true},
 		{name: "CCM off by default, on with its defaults", args: []string{"--cloud-controller-manager"}, want: func(o *infracontroller.Options) { o.EnableCCM = true }},
 		{
@@ -112,7 +112,7 @@ func TestParseFlags(t *testing.T) {
 			},
 		},
 		{name: "CCM without CSI access", args: []string{"--cloud-controller-manager", "--csi-access=false"}, want: func(o *infracontroller.Options) {
-			o.EnableCCM, o.DisableCSIAccess, o.EnableCSIController = true, true, false
+			o.EnableCCM, o.EnableCSIAccess, o.EnableCSIController = true, false, false
 		}},
 		{
 			name: "a VLAN per tenant cluster",
@@ -152,15 +152,15 @@ func TestParseFlags(t *testing.T) {
 			want.ImageCache.GracePeriod = time.Hour
 			want.EnableTenantClusters = true
 			want.TenantCleanupTimeout = tenantcluster.DefaultTenantCleanupTimeout
-			want.EnableAddons = true
-			want.Addons.ResyncInterval = 10 * time.Minute
+			want.EnableCSINodePlugin = true
+			want.CSINodePlugin.ResyncInterval = 10 * time.Minute
 			want.EnableCSIController = true
 			defaultImages := addons.Params{
 				DriverImage: addons.DefaultDriverImage, RegistrarImage: addons.DefaultRegistrarImage,
 				LivenessProbeImage: addons.DefaultLivenessProbeImage, ProvisionerImage: addons.DefaultProvisionerImage,
 				AttacherImage: addons.DefaultAttacherImage, ResizerImage: addons.DefaultResizerImage,
 			}
-			want.Addons.Images, want.CSIController.Params = defaultImages, defaultImages
+			want.CSINodePlugin.Images, want.CSIController.Params = defaultImages, defaultImages
 			want.CCM.Params.CCMImage = addons.DefaultCCMImage
 			tc.want(&want)
 			if diff := cmp.Diff(want, f.options, cmp.AllowUnexported(infracontroller.Options{})); diff != "" {

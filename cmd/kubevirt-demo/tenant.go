@@ -36,7 +36,7 @@ var kubeconfigSecret = ctrlruntimeclient.ObjectKey{Namespace: "kubermatic", Name
 // until ctx ends, with the features the demo shows switched on.
 func runInfraController(ctx context.Context, cl *clusters) error {
 	o := infracontroller.DefaultOptions()
-	o.EnableTenantClusters, o.EnableAddons, o.EnableImageCache = true, true, true
+	o.EnableTenantClusters, o.EnableCSINodePlugin, o.EnableImageCache = true, true, true
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return fmt.Errorf("failed to build the infra-controller scheme: %w", err)

@@ -34,10 +34,10 @@ func TestAddons(t *testing.T) {
 	legacy := createLegacySecrets(t, tc)
 	o := infracontroller.DefaultOptions()
 	o.Flavors = flavorsOff()
-	o.DisableStorageClasses, o.DisableNetworkPolicies = true, true
-	o.EnableAddons = true
+	o.EnableStorageClasses, o.EnableNetworkPolicies = false, false
+	o.EnableCSINodePlugin = true
 	// No resync: hand edits are taken back through the tenant watch.
-	o.Addons.ResyncInterval = 0
+	o.CSINodePlugin.ResyncInterval = 0
 	r := startController(t, infra.Config, o, nil, -1)
 	createTenant(t, ic, "cluster-a", tenantEnv.KubeconfigBytes)
 	eventually(t, wait, func() error {
@@ -123,14 +123,14 @@ func TestAddons(t *testing.T) {
 		})
 	})
 	t.Run("the watch stops with the kubeconfig Secret", func(t *testing.T) {
-		if n := r.controllers.Addons.RunningWatches(); n != 1 {
+		if n := r.controllers.CSINodePlugin.RunningWatches(); n != 1 {
 			t.Fatalf("running watches = %d, want 1", n)
 		}
 		if err := ic.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-a", Name: "tenant-kubeconfig"}}); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, wait, func() error {
-			if n := r.controllers.Addons.RunningWatches(); n != 0 {
+			if n := r.controllers.CSINodePlugin.RunningWatches(); n != 0 {
 				return fmt.Errorf("running watches = %d, want 0", n)
 			}
 			return nil

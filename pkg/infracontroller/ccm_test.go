@@ -34,7 +34,7 @@ func TestCCMAccess(t *testing.T) {
 	env := envtest.Start(t, envtest.WithCRDFiles("kubevirt.io.yaml"))
 	ctx, c := t.Context(), env.Client
 	o := infracontroller.DefaultOptions()
-	o.Flavors, o.DisableStorageClasses, o.DisableNetworkPolicies = flavorsOff(), true, true
+	o.Flavors, o.EnableStorageClasses, o.EnableNetworkPolicies = flavorsOff(), false, false
 	o.EnableCCM = true
 	o.CSIAccess.ServerURL = env.Config.Host
 	startController(t, env.Config, o, nil, -1)
@@ -175,7 +175,7 @@ func checkCCMKubeconfig(t *testing.T, data []byte, namespace string) {
 func ccmOptions() infracontroller.Options {
 	o := infracontroller.DefaultOptions()
 	o.Flavors = flavorsOff()
-	o.DisableStorageClasses, o.DisableNetworkPolicies, o.DisableCSIAccess = true, true, true
+	o.EnableStorageClasses, o.EnableNetworkPolicies, o.EnableCSIAccess = false, false, false
 	o.EnableCCM = true
 	return o
 }

@@ -29,7 +29,7 @@ func TestCSIAccess(t *testing.T) {
 	env := envtest.Start(t)
 	ctx, c := t.Context(), env.Client
 	o := infracontroller.DefaultOptions()
-	o.Flavors, o.DisableStorageClasses = flavorsOff(), true
+	o.Flavors, o.EnableStorageClasses = flavorsOff(), false
 	o.CSIAccess.ServerURL = env.Config.Host
 	// A foreign Role of our name in a tenant namespace, made before the
 	// controller starts.
@@ -87,7 +87,7 @@ func TestCSIAccessSnapshots(t *testing.T) {
 			env := envtest.Start(t)
 			ctx, c := t.Context(), env.Client
 			o := infracontroller.DefaultOptions()
-			o.Flavors, o.DisableStorageClasses, o.DisableNetworkPolicies = flavorsOff(), true, true
+			o.Flavors, o.EnableStorageClasses, o.EnableNetworkPolicies = flavorsOff(), false, false
 			o.CSIAccess.Snapshots = snapshots
 			startController(t, env.Config, o, nil, -1)
 			createTenant(t, c, "cluster-snap", nil)

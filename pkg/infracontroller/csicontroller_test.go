@@ -39,7 +39,7 @@ const hashAnnotation = "kkp-kubevirt.io/kubeconfig-hash"
 func csiControllerOptions() infracontroller.Options {
 	o := infracontroller.DefaultOptions()
 	o.Flavors = flavorsOff()
-	o.DisableStorageClasses, o.DisableNetworkPolicies = true, true
+	o.EnableStorageClasses, o.EnableNetworkPolicies = false, false
 	o.EnableCSIController = true
 	return o
 }
@@ -328,7 +328,7 @@ func TestCSIControllerNeedsCSIAccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := infracontroller.DefaultOptions()
-	o.EnableCSIController, o.DisableCSIAccess = true, true
+	o.EnableCSIController, o.EnableCSIAccess = true, false
 	if _, err := infracontroller.Setup(mgr, o); err == nil || !strings.Contains(err.Error(), "CSI access") {
 		t.Errorf("Setup error = %v, want one about CSI access", err)
 	}

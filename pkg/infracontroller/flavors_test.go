@@ -80,7 +80,7 @@ func TestFlavors(t *testing.T) {
 	infra := envtest.Start(t, envtest.WithKubeVirt())
 	ctx, c := t.Context(), infra.Client
 	o := infracontroller.DefaultOptions()
-	o.DisableStorageClasses = true
+	o.EnableStorageClasses = false
 	ctrl := startController(t, infra.Config, o, nil, -1)
 	createTenant(t, c, "cluster-a", nil)
 	createTenant(t, c, "other", nil)
@@ -241,7 +241,7 @@ func TestInstancetypeSeries(t *testing.T) {
 	infra := envtest.Start(t, envtest.WithKubeVirt())
 	ctx, c := t.Context(), infra.Client
 	o := infracontroller.DefaultOptions()
-	o.DisableStorageClasses = true
+	o.EnableStorageClasses = false
 	o.Flavors.PerformanceInstancetypes, o.Flavors.DensityInstancetypes = true, true
 	ctrl := startController(t, infra.Config, o, nil, -1)
 	createTenant(t, c, "cluster-a", nil)

@@ -38,7 +38,7 @@ func TestImageCacheAcceptedByCDI(t *testing.T) {
 	eventually(t, profileWait, func() error { return profileWithoutAccessModes(ctx, c, class) })
 	createTenant(t, c, ns, nil)
 	o := infracontroller.DefaultOptions()
-	o.Flavors, o.DisableStorageClasses, o.DisableCSIAccess = flavorsOff(), true, true
+	o.Flavors, o.EnableStorageClasses, o.EnableCSIAccess = flavorsOff(), false, false
 	o.EnableImageCache = true
 	startController(t, env.Config, o, nil, -1)
 	cm := &corev1.ConfigMap{

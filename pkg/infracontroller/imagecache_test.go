@@ -28,7 +28,7 @@ func TestImageCache(t *testing.T) {
 	env := envtest.Start(t, envtest.WithCRDFiles("cdi.kubevirt.io.yaml", "kubevirt.io.yaml"))
 	ctx, c := t.Context(), env.Client
 	o := infracontroller.DefaultOptions()
-	o.Flavors, o.DisableStorageClasses, o.DisableCSIAccess = flavorsOff(), true, true
+	o.Flavors, o.EnableStorageClasses, o.EnableCSIAccess = flavorsOff(), false, false
 	o.EnableImageCache, o.ImageCache.GracePeriod = true, cacheGrace
 	const ns = "cluster-images"
 	createTenant(t, c, ns, nil)

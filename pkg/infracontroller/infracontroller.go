@@ -32,7 +32,9 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
 )
 
-// Options configures the infra-controller.
+// Options configures the infra-controller. Every top-level switch is an
+// Enable* field, so the zero Options switches every feature off;
+// DefaultOptions switches on the ones the binary runs by default.
 type Options struct {
 	// NamespacePrefix is the name prefix of tenant namespaces;
 	// tenant.DefaultPrefix when empty.
@@ -41,14 +43,14 @@ type Options struct {
 	Flavors flavors.Options
 	// StorageClasses configures storage-class initialization.
 	StorageClasses storageclass.Options
-	// DisableStorageClasses turns storage-class initialization off.
-	DisableStorageClasses bool
+	// EnableStorageClasses turns storage-class initialization on.
+	EnableStorageClasses bool
 	// CSIAccess configures the infra access objects; its Profiles are
-	// set from DisableCSIAccess and EnableCCM.
+	// set from EnableCSIAccess and EnableCCM.
 	CSIAccess csiaccess.Options
-	// DisableCSIAccess turns the CSI driver's infra access objects (the
-	// CSI profile) off.
-	DisableCSIAccess bool
+	// EnableCSIAccess turns the CSI driver's infra access objects (the
+	// CSI profile) on.
+	EnableCSIAccess bool
 	// EnableImageCache turns the image cache on: named images imported
 	// per tenant namespace and unused cache DataVolumes removed. It needs
 	// CDI's DataVolume CRD.
@@ -66,10 +68,10 @@ type Options struct {
 	VLANs vlan.Options
 	// NetworkPolicies configures the default and custom NetworkPolicies.
 	NetworkPolicies netpol.Options
-	// DisableNetworkPolicies turns the NetworkPolicy controller off
-	// altogether: neither default nor custom policies are kept, and the
+	// EnableNetworkPolicies turns the NetworkPolicy controller on; while
+	// it is off neither default nor custom policies are kept, and the
 	// ones made earlier stay as they are.
-	DisableNetworkPolicies bool
+	EnableNetworkPolicies bool
 	// EnableTenantClusters turns the TenantCluster controller on. It needs
 	// the TenantCluster CRD (charts/infra-controller/crds).
 	EnableTenantClusters bool
@@ -77,18 +79,19 @@ type Options struct {
 	// retries a tenant cluster that fails before it leaves the objects
 	// there; tenantcluster.DefaultTenantCleanupTimeout when 0.
 	TenantCleanupTimeout time.Duration
-	// EnableAddons turns the addons controller on: the tenant-cluster side
-	// of the KubeVirt CSI driver (addons/kubevirt-csi, the node plugin) is
-	// applied to every tenant cluster with a kubeconfig Secret.
-	EnableAddons bool
-	// Addons configures the addons controller; its Secret name and key
-	// default to the storage-class controller's.
-	Addons addonsctrl.Options
+	// EnableCSINodePlugin turns the CSI node plugin controller on: the
+	// tenant-cluster side of the KubeVirt CSI driver (addons/kubevirt-csi,
+	// the node plugin) is applied to every tenant cluster with a
+	// kubeconfig Secret.
+	EnableCSINodePlugin bool
+	// CSINodePlugin configures the CSI node plugin controller; its Secret
+	// name and key default to the storage-class controller's.
+	CSINodePlugin addonsctrl.Options
 	// EnableCSIController turns the CSI controller controller on: the
 	// controller side of the KubeVirt CSI driver
 	// (addons/kubevirt-csi-controller) runs in every tenant namespace with
 	// a tenant kubeconfig Secret. It needs the CSI access objects
-	// (DisableCSIAccess false), whose kubeconfig it uses.
+	// (EnableCSIAccess), whose kubeconfig it uses.
 	EnableCSIController bool
 	// CSIController configures the CSI controller controller; its Secret
 	// name and key default to the storage-class controller's.
@@ -98,7 +101,7 @@ type Options struct {
 	// kubeconfig per tenant namespace, and one ClusterRole and
 	// ClusterRoleBinding letting them read infra Nodes) and
 	// addons/kubevirt-ccm in every tenant namespace with a tenant
-	// kubeconfig Secret. It works whether or not CSI access is disabled.
+	// kubeconfig Secret. It works whether or not CSI access is enabled.
 	EnableCCM bool
 	// CCM configures the cloud controller manager: Params carries its
 	// image and settings (CCMImage, CCMLoadBalancer, CCMZoneAndRegion,
@@ -107,12 +110,17 @@ type Options struct {
 	CCM csicontroller.Options
 }
 
-// DefaultOptions returns the options of a plain Kubermatic layout with
-// every feature switched on except the image cache and tenant networks,
-// which need CDI's and Multus' CRDs.
+// DefaultOptions returns the options of a plain Kubermatic layout: flavors,
+// tenant storage classes, CSI access and NetworkPolicies switched on, the
+// features that need nothing but KubeVirt's CRDs. The other switches stay
+// off for the caller to choose: the binary's flags switch the CSI node
+// plugin, the CSI controller, TenantClusters and the image cache on too.
 func DefaultOptions() Options {
 	return Options{
-		NamespacePrefix: tenant.DefaultPrefix,
+		NamespacePrefix:       tenant.DefaultPrefix,
+		EnableStorageClasses:  true,
+		EnableCSIAccess:       true,
+		EnableNetworkPolicies: true,
 		Flavors: flavors.Options{
 			SourceNamespace: flavors.DefaultSourceNamespace,
 			Presets:         true,
@@ -127,7 +135,7 @@ func DefaultOptions() Options {
 // accessProfiles returns the access profiles o switches on.
 func (o Options) accessProfiles() []csiaccess.Profile {
 	var profiles []csiaccess.Profile
-	if !o.DisableCSIAccess {
+	if o.EnableCSIAccess {
 		profiles = append(profiles, csiaccess.CSI())
 	}
 	if o.EnableCCM {
@@ -170,7 +178,7 @@ func CacheOptions(o Options) cache.Options {
 	if o.VLANs.Enabled() {
 		maps.Copy(byObject, vlan.CacheByObject(o.VLANs))
 	}
-	if !o.DisableNetworkPolicies {
+	if o.EnableNetworkPolicies {
 		maps.Copy(byObject, netpol.CacheByObject())
 	}
 	if o.EnableCSIController || o.EnableCCM {
@@ -204,8 +212,9 @@ type Controllers struct {
 	// TenantClusters keeps the namespaces of TenantClusters; nil when
 	// disabled.
 	TenantClusters *tenantcluster.Reconciler
-	// Addons applies the addons to tenant clusters; nil when disabled.
-	Addons *addonsctrl.Reconciler
+	// CSINodePlugin applies the CSI node plugin to tenant clusters; nil
+	// when disabled.
+	CSINodePlugin *addonsctrl.Reconciler
 	// CSIController keeps the CSI controller Deployments; nil when
 	// disabled.
 	CSIController *csicontroller.Reconciler
@@ -231,7 +240,7 @@ func Setup(mgr ctrl.Manager, o Options) (*Controllers, error) {
 	if err := c.Flavors.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	if !o.DisableStorageClasses {
+	if o.EnableStorageClasses {
 		c.StorageClasses = &storageclass.Reconciler{Reader: mgr.GetCache(), Tenants: tenants, Options: o.StorageClasses,
 			Events: &tenantcluster.OwnerEvents{Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(storageclass.ControllerName)}}
 		if err := c.StorageClasses.SetupWithManager(mgr); err != nil {
@@ -256,7 +265,7 @@ func Setup(mgr ctrl.Manager, o Options) (*Controllers, error) {
 	if err := setupVLANs(mgr, o, tenants, c); err != nil {
 		return nil, err
 	}
-	if err := setupAddons(mgr, o, tenants, c); err != nil {
+	if err := setupCSINodePlugin(mgr, o, tenants, c); err != nil {
 		return nil, err
 	}
 	if err := setupDeployments(mgr, o, tenants, c); err != nil {
@@ -285,27 +294,28 @@ func setupAccess(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Control
 	return c.ClusterAccess.SetupWithManager(mgr)
 }
 
-// setupAddons registers the addons controller when o switches it on.
-func setupAddons(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Controllers) error {
-	if !o.EnableAddons {
+// setupCSINodePlugin registers the CSI node plugin controller when o
+// switches it on.
+func setupCSINodePlugin(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Controllers) error {
+	if !o.EnableCSINodePlugin {
 		return nil
 	}
-	ao := o.Addons
+	ao := o.CSINodePlugin
 	if ao.SecretName == "" {
 		ao.SecretName = o.StorageClasses.SecretNameOrDefault()
 	}
 	if ao.SecretKey == "" {
 		ao.SecretKey = o.StorageClasses.SecretKeyOrDefault()
 	}
-	c.Addons = &addonsctrl.Reconciler{Reader: mgr.GetCache(), Tenants: tenants, Options: ao}
-	return c.Addons.SetupWithManager(mgr)
+	c.CSINodePlugin = &addonsctrl.Reconciler{Reader: mgr.GetCache(), Tenants: tenants, Options: ao}
+	return c.CSINodePlugin.SetupWithManager(mgr)
 }
 
 // setupDeployments registers the CSI controller and CCM controllers that
 // o switches on, and the removal of what switched-off ones left.
 func setupDeployments(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Controllers) error {
-	if o.EnableCSIController && o.DisableCSIAccess {
-		return errors.New("the CSI controller needs the CSI access objects: do not disable CSI access")
+	if o.EnableCSIController && !o.EnableCSIAccess {
+		return errors.New("the CSI controller needs the CSI access objects: enable CSI access")
 	}
 	var err error
 	if o.EnableCSIController {
@@ -396,7 +406,7 @@ func setupNetworking(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Con
 			return err
 		}
 	}
-	if !o.DisableNetworkPolicies {
+	if o.EnableNetworkPolicies {
 		c.NetworkPolicies = &netpol.Reconciler{Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Tenants: tenants, Options: o.NetworkPolicies}
 		if err := c.NetworkPolicies.SetupWithManager(mgr); err != nil {
 			return err

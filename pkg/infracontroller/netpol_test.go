@@ -36,7 +36,7 @@ func TestNetworkPolicies(t *testing.T) {
 	env := envtest.Start(t, envtest.WithCRDFiles())
 	ctx, c := t.Context(), env.Client
 	o := infracontroller.DefaultOptions()
-	o.Flavors, o.DisableStorageClasses, o.DisableCSIAccess = flavorsOff(), true, true
+	o.Flavors, o.EnableStorageClasses, o.EnableCSIAccess = flavorsOff(), false, false
 	o.NetworkPolicies.Nameservers = []string{"1.1.1.1"}
 	const ns = "cluster-isolated"
 	createTenant(t, c, ns, nil)
@@ -187,7 +187,7 @@ func TestClusterNetworkPolicies(t *testing.T) {
 	env := envtest.Start(t, envtest.WithCRDFiles())
 	ctx, c := t.Context(), env.Client
 	o := infracontroller.DefaultOptions()
-	o.Flavors, o.DisableStorageClasses, o.DisableCSIAccess = flavorsOff(), true, true
+	o.Flavors, o.EnableStorageClasses, o.EnableCSIAccess = flavorsOff(), false, false
 	o.NetworkPolicies.DisableDefaults = true
 	o.NetworkPolicies.ClusterPoliciesNamespace = "kubevirt-kkp"
 	for _, ns := range []string{"kubevirt-kkp", "cluster-a", "cluster-b"} {
@@ -289,7 +289,7 @@ func TestInvalidNetworkPoliciesNeverWritten(t *testing.T) {
 	env := envtest.Start(t, envtest.WithCRDFiles())
 	ctx, c := t.Context(), env.Client
 	o := infracontroller.DefaultOptions()
-	o.Flavors, o.DisableStorageClasses, o.DisableCSIAccess = flavorsOff(), true, true
+	o.Flavors, o.EnableStorageClasses, o.EnableCSIAccess = flavorsOff(), false, false
 	o.NetworkPolicies.DisableDefaults = true
 	const ns = "cluster-badpolicies"
 	createTenant(t, c, ns, nil)

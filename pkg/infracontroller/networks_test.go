@@ -29,7 +29,7 @@ func TestTenantNetworks(t *testing.T) {
 	env := envtest.Start(t, envtest.WithCRDFiles("k8s.cni.cncf.io.yaml"), envtest.WithControllerManager())
 	ctx, c := t.Context(), env.Client
 	o := infracontroller.DefaultOptions()
-	o.Flavors, o.DisableStorageClasses, o.DisableCSIAccess, o.DisableNetworkPolicies = flavorsOff(), true, true, true
+	o.Flavors, o.EnableStorageClasses, o.EnableCSIAccess, o.EnableNetworkPolicies = flavorsOff(), false, false, false
 	o.EnableNetworks = true
 	const ns = "cluster-nets"
 	createTenant(t, c, ns, nil)

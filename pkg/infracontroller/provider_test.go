@@ -63,9 +63,10 @@ func machineSpec(t *testing.T, kubeconfig []byte, namespace string, flavorFields
 func TestProviderFindsFlavors(t *testing.T) {
 	env := envtest.Start(t, envtest.WithKubeVirt())
 	ctx := t.Context()
-	fl := infracontroller.DefaultOptions().Flavors
-	fl.PerformanceInstancetypes, fl.DensityInstancetypes = true, true
-	startController(t, env.Config, infracontroller.Options{Flavors: fl, DisableStorageClasses: true}, nil, -1)
+	o := infracontroller.DefaultOptions()
+	o.Flavors.PerformanceInstancetypes, o.Flavors.DensityInstancetypes = true, true
+	o.EnableStorageClasses = false
+	startController(t, env.Config, o, nil, -1)
 	if err := env.Client.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast"}, Provisioner: "example.com/fast"}); err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestRecovery(t *testing.T) {
 	infra := envtest.Start(t, envtest.WithKubeVirt())
 	ctx, c := t.Context(), infra.Client
 	o := infracontroller.DefaultOptions()
-	o.DisableStorageClasses = true
+	o.EnableStorageClasses = false
 	startController(t, infra.Config, o, nil, -1)
 	createTenant(t, c, "cluster-before", nil)
 	preset := builtins[0]

@@ -50,7 +50,7 @@ func TestSnapshotCRDs(t *testing.T) {
 	o := infracontroller.DefaultOptions()
 	o.Flavors = flavorsOff()
 	o.EnableTenantClusters, o.StorageClasses.Snapshots = true, true
-	o.DisableCSIAccess, o.DisableNetworkPolicies = true, true
+	o.EnableCSIAccess, o.EnableNetworkPolicies = false, false
 	startController(t, infra.Config, o, nil, -1)
 	if err := ic.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast", Annotations: map[string]string{
 		storageclass.InitializeAnnotation: "true", storageclass.SnapshotClassAnnotation: "fast-snap"}}, Provisioner: "example.com/fast"}); err != nil {

@@ -55,7 +55,7 @@ func TestTenantClusterLeavesNothingBehind(t *testing.T) {
 	}
 	tc := tenantEnv.Client
 	o := infracontroller.DefaultOptions()
-	o.EnableTenantClusters, o.EnableAddons, o.EnableImageCache, o.EnableNetworks = true, true, true, true
+	o.EnableTenantClusters, o.EnableCSINodePlugin, o.EnableImageCache, o.EnableNetworks = true, true, true, true
 	o.EnableCSIController, o.EnableCCM = true, true
 	startController(t, infra.Config, o, nil, -1)
 

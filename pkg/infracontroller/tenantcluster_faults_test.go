@@ -43,7 +43,7 @@ func TestTenantClusterFaults(t *testing.T) {
 	env, c := tenantClusterEnv(t, "cdi.kubevirt.io.yaml", "k8s.cni.cncf.io.yaml")
 	o := infracontroller.DefaultOptions()
 	o.EnableTenantClusters, o.EnableImageCache, o.EnableNetworks = true, true, true
-	o.DisableStorageClasses, o.DisableCSIAccess = true, true
+	o.EnableStorageClasses, o.EnableCSIAccess = false, false
 	o.TenantCleanupTimeout = cleanupTimeout
 	startController(t, env.Config, o, nil, 0)
 	refused, hanging := refusingAddress(t), hangingAddress(t)

@@ -48,7 +48,7 @@ func TestTenantClusterLifecycle(t *testing.T) {
 	env, c := tenantClusterEnv(t)
 	o := infracontroller.DefaultOptions()
 	o.EnableTenantClusters = true
-	o.DisableStorageClasses, o.DisableCSIAccess, o.DisableNetworkPolicies = true, true, true
+	o.EnableStorageClasses, o.EnableCSIAccess, o.EnableNetworkPolicies = false, false, false
 	startController(t, env.Config, o, nil, 0)
 	ctx := t.Context()
 	// The infra control plane stands in for the tenant cluster: the

@@ -33,7 +33,7 @@ const vlanTenants = 8
 // only, with a range of vlanTenants ids.
 func vlanOptions(claimNamespace string) infracontroller.Options {
 	o := infracontroller.DefaultOptions()
-	o.Flavors, o.DisableStorageClasses, o.DisableCSIAccess, o.DisableNetworkPolicies = flavorsOff(), true, true, true
+	o.Flavors, o.EnableStorageClasses, o.EnableCSIAccess, o.EnableNetworkPolicies = flavorsOff(), false, false, false
 	o.EnableTenantClusters, o.EnableNetworks = true, true
 	o.VLANs = vlan.Options{
 		Template: vlan.TemplateBridge, Range: vlan.Range{First: 100, Last: 100 + vlanTenants - 1}, Bridge: "br-trunk",

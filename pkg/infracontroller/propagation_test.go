@@ -1,11 +1,15 @@
 package infracontroller_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,6 +50,10 @@ type result struct {
 	// resync counts all its requests when every namespace is resynced
 	// with nothing changed.
 	resync map[envtest.Request]int
+	// serverCPU and ownCPU are the CPU time the API server and this
+	// process (the controller and the benchmark's watch) spent from the
+	// update of the source to the idle controller.
+	serverCPU, ownCPU time.Duration
 }
 
 // limits are the client-side rate limit of the controller's client and the
@@ -83,7 +91,7 @@ func newPropagation(tb testing.TB, n int, l limits) *propagation {
 		tb.Fatal(err)
 	}
 	o := infracontroller.DefaultOptions()
-	o.EnableStorageClasses, o.EnableCSIAccess, o.EnableNetworkPolicies = false, false, false
+	o.DisableStorageClasses, o.DisableCSIAccess, o.DisableNetworkPolicies = true, true, true
 	o.Flavors.Instancetypes, o.Flavors.Preferences = false, false
 	o.Flavors.MaxConcurrentReconciles = l.workers
 	p := &propagation{infra: infra, counter: envtest.NewRequestCounter(), n: n, cpu: 1}
@@ -114,6 +122,63 @@ func (p *propagation) copies(ctx context.Context, cpu string) error {
 	return nil
 }
 
+// watchCopies closes the returned channel once every tenant namespace
+// holds a bench copy with cpu. It follows a watch of our presets instead
+// of polling LISTs, which would load the API server it measures; a watch
+// that ends early is started again.
+func (p *propagation) watchCopies(tb testing.TB, cpu string) <-chan struct{} {
+	tb.Helper()
+	c, err := ctrlruntimeclient.NewWithWatch(p.infra.Config, ctrlruntimeclient.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for !p.followCopies(c, cpu) {
+			if p.copies(context.Background(), cpu) == nil {
+				return
+			}
+		}
+	}()
+	return done
+}
+
+// followCopies watches our presets until every bench copy carries cpu
+// (true) or the watch ends (false).
+func (p *propagation) followCopies(c ctrlruntimeclient.WithWatch, cpu string) bool {
+	var list unstructured.UnstructuredList
+	list.SetGroupVersionKind(flavors.PresetGVK.GroupVersion().WithKind("VirtualMachineInstancePresetList"))
+	w, err := c.Watch(context.Background(), &list, ctrlruntimeclient.MatchingLabels{tenant.ManagedByLabel: tenant.ManagedByValue})
+	if err != nil {
+		time.Sleep(50 * time.Millisecond)
+		return false
+	}
+	defer w.Stop()
+	carrying := map[string]bool{}
+	for event := range w.ResultChan() {
+		obj, ok := event.Object.(*unstructured.Unstructured)
+		if !ok || obj.GetName() != "bench" {
+			continue
+		}
+		carrying[obj.GetNamespace()] = cmp.Equal(obj.Object["spec"], presetSpec(cpu))
+		if countTrue(carrying) == p.n {
+			return true
+		}
+	}
+	return false
+}
+
+func countTrue(m map[string]bool) int {
+	n := 0
+	for _, v := range m {
+		if v {
+			n++
+		}
+	}
+	return n
+}
+
 // change updates the bench preset and measures its propagation and a
 // resync with nothing changed.
 func (p *propagation) change(tb testing.TB) result {
@@ -127,13 +192,21 @@ func (p *propagation) change(tb testing.TB) result {
 		tb.Fatal(err)
 	}
 	src.Object["spec"] = presetSpec(cpu)
+	arrived := p.watchCopies(tb, cpu)
+	serverStart, ownStart := cpuTimes(tb)
 	start := time.Now()
 	if err := p.infra.Client.Update(ctx, src); err != nil {
 		tb.Fatal(err)
 	}
-	eventually(tb, 5*time.Minute, func() error { return p.copies(ctx, cpu) })
+	select {
+	case <-arrived:
+	case <-time.After(5 * time.Minute):
+		tb.Fatalf("the change did not reach every copy: %v", p.copies(ctx, cpu))
+	}
 	r := result{toLastCopy: time.Since(start)}
 	quiesce(tb, p.ctrl)
+	serverEnd, ownEnd := cpuTimes(tb)
+	r.serverCPU, r.ownCPU = serverEnd-serverStart, ownEnd-ownStart
 	r.writes = writesOf(p.counter)
 	r.requests = p.counter.Total()
 
@@ -157,6 +230,43 @@ func (p *propagation) change(tb testing.TB) result {
 	quiesce(tb, p.ctrl)
 	r.resync = p.counter.Counts()
 	return r
+}
+
+// cpuTimes returns the CPU time the kube-apiserver this process started
+// and this process itself have used so far.
+func cpuTimes(tb testing.TB) (server, own time.Duration) {
+	tb.Helper()
+	var usage syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
+		tb.Fatal(err)
+	}
+	own = time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
+	processes, err := envtest.Descendants(os.Getpid())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, proc := range processes {
+		if proc.Name != "kube-apiserver" {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", proc.PID))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		// utime and stime are fields 14 and 15, in clock ticks (100 per
+		// second on Linux); the name in parentheses may hold spaces.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		ticks := 0
+		for _, f := range fields[11:13] {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			ticks += n
+		}
+		server += time.Duration(ticks) * 10 * time.Millisecond
+	}
+	return server, own
 }
 
 func writesOf(c *envtest.RequestCounter) map[envtest.Request]int {
@@ -213,9 +323,11 @@ func BenchmarkPresetPropagation(b *testing.B) {
 // reportPropagation reports the spread of results.
 func reportPropagation(b *testing.B, n int, results []result) {
 	b.Helper()
-	var times, writes, requests, resync []float64
+	var times, writes, requests, resync, serverCPU, ownCPU []float64
 	for _, r := range results {
 		times = append(times, float64(r.toLastCopy.Milliseconds()))
+		serverCPU = append(serverCPU, float64(r.serverCPU.Milliseconds()))
+		ownCPU = append(ownCPU, float64(r.ownCPU.Milliseconds()))
 		w := 0
 		for _, c := range r.writes {
 			w += c
@@ -233,7 +345,7 @@ func reportPropagation(b *testing.B, n int, results []result) {
 	for _, m := range []struct {
 		unit   string
 		values []float64
-	}{{"ms-to-last-copy", times}, {"writes/change", writes}} {
+	}{{"ms-to-last-copy", times}, {"writes/change", writes}, {"apiserver-cpu-ms", serverCPU}, {"own-cpu-ms", ownCPU}} {
 		slices.Sort(m.values)
 		b.ReportMetric(m.values[0], m.unit+"-min")
 		b.ReportMetric(m.values[len(m.values)/2], m.unit+"-median")
@@ -243,5 +355,6 @@ func reportPropagation(b *testing.B, n int, results []result) {
 	slices.Sort(resync)
 	b.ReportMetric(requests[len(requests)-1], "requests/change-max")
 	b.ReportMetric(resync[len(resync)-1], "requests/resync-max")
-	b.Logf("%d changes: time to last copy %v ms, writes %v", len(results), times, writes)
+	b.Logf("%d changes: time to last copy %v ms, writes %v, CPU of the API server %v ms, of the controller and the watch %v ms",
+		len(results), times, writes, serverCPU, ownCPU)
 }

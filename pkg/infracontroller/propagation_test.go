@@ -91,7 +91,7 @@ func newPropagation(tb testing.TB, n int, l limits) *propagation {
 		tb.Fatal(err)
 	}
 	o := infracontroller.DefaultOptions()
-	o.DisableStorageClasses, o.DisableCSIAccess, o.DisableNetworkPolicies = true, true, true
+	o.EnableStorageClasses, o.EnableCSIAccess, o.EnableNetworkPolicies = false, false, false
 	o.Flavors.Instancetypes, o.Flavors.Preferences = false, false
 	o.Flavors.MaxConcurrentReconciles = l.workers
 	p := &propagation{infra: infra, counter: envtest.NewRequestCounter(), n: n, cpu: 1}

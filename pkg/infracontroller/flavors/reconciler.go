@@ -27,10 +27,10 @@ import (
 const ControllerName = "flavors"
 
 // DefaultWorkers is how many tenant namespaces are synced at once by
-// default. A preset change costs every tenant namespace one write, so the
-// workers bound how fast it spreads: each reconcile spends most of its time
-// waiting for its write, and 8 workers took 1.3-2.3 s for 500 namespaces
-// without a client-side rate limit.
+// default. A preset change costs every tenant namespace one write, and each
+// reconcile spends most of its time waiting for it; with 8 workers the API
+// server's CPU, not the workers, bounds how fast the change spreads (32
+// workers measured no faster, see docs/benchmarks.md).
 const DefaultWorkers = 8
 
 // Reconciler syncs the flavors of one tenant namespace per request.

@@ -19,8 +19,8 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
-	addonsctrl "github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csinodeplugin"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 )
 
@@ -163,7 +163,7 @@ func createLegacySecrets(t *testing.T, c ctrlruntimeclient.Client) *corev1.Secre
 		t.Fatal(err)
 	}
 	legacy := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "kubevirt-csi-driver", Name: addonsctrl.LegacyInfraSecretName, Labels: withManaged(nil)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kubevirt-csi-driver", Name: csinodeplugin.LegacyInfraSecretName, Labels: withManaged(nil)},
 		Data:       map[string][]byte{"kubeconfig": []byte("old infra kubeconfig")},
 	}
 	foreign := &corev1.Secret{

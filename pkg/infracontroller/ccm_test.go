@@ -23,7 +23,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csicontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcomponents"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 )
 
@@ -245,7 +245,7 @@ func TestCCM(t *testing.T) {
 		})
 	})
 	t.Run("a reconcile with nothing changed writes nothing", func(t *testing.T) {
-		checkReconcileWritesNothing(t, c, counter, csicontroller.CCM().ControllerName, "cluster-a")
+		checkReconcileWritesNothing(t, c, counter, tenantcomponents.CCM().ControllerName, "cluster-a")
 	})
 	t.Run("a new tenant kubeconfig restarts the pods", func(t *testing.T) {
 		updateTenantKubeconfig(t, c, "cluster-a", append(slices.Clone(tenantEnv.KubeconfigBytes), "\n# rotated\n"...))

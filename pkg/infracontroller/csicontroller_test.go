@@ -26,8 +26,8 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csicontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcomponents"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 )
 
@@ -84,7 +84,7 @@ func TestCSIController(t *testing.T) {
 	})
 	t.Run("re-applying an unchanged Deployment writes nothing", func(t *testing.T) {
 		never(t, 2*time.Second, func() error { return deploymentUnchanged(ctx, c, &first) })
-		checkReconcileWritesNothing(t, c, counter, csicontroller.CSI().ControllerName, "cluster-a")
+		checkReconcileWritesNothing(t, c, counter, tenantcomponents.CSI().ControllerName, "cluster-a")
 	})
 	t.Run("a hand edit is taken back", func(t *testing.T) {
 		d := first.DeepCopy()

@@ -19,9 +19,8 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
-	addonsctrl "github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csicontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csinodeplugin"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/imagecache"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/netpol"
@@ -30,6 +29,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcomponents"
 )
 
 // Options configures the infra-controller. Every top-level switch is an
@@ -86,7 +86,7 @@ type Options struct {
 	EnableCSINodePlugin bool
 	// CSINodePlugin configures the CSI node plugin controller; its Secret
 	// name and key default to the storage-class controller's.
-	CSINodePlugin addonsctrl.Options
+	CSINodePlugin csinodeplugin.Options
 	// EnableCSIController turns the CSI controller controller on: the
 	// controller side of the KubeVirt CSI driver
 	// (addons/kubevirt-csi-controller) runs in every tenant namespace with
@@ -95,7 +95,7 @@ type Options struct {
 	EnableCSIController bool
 	// CSIController configures the CSI controller controller; its Secret
 	// name and key default to the storage-class controller's.
-	CSIController csicontroller.Options
+	CSIController tenantcomponents.Options
 	// EnableCCM turns the KubeVirt cloud controller manager on: the CCM
 	// profile of the access objects (a ServiceAccount, Role, token and
 	// kubeconfig per tenant namespace, and one ClusterRole and
@@ -107,7 +107,7 @@ type Options struct {
 	// image and settings (CCMImage, CCMLoadBalancer, CCMZoneAndRegion,
 	// CCMFeatureGates); the Secret name and key default to the
 	// storage-class controller's.
-	CCM csicontroller.Options
+	CCM tenantcomponents.Options
 }
 
 // DefaultOptions returns the options of a plain Kubermatic layout: flavors,
@@ -127,7 +127,7 @@ func DefaultOptions() Options {
 			Instancetypes:   true,
 			Preferences:     true,
 		},
-		CCM:   csicontroller.Options{Params: addons.Params{CCMLoadBalancer: true, CCMZoneAndRegion: true}},
+		CCM:   tenantcomponents.Options{Params: addons.Params{CCMLoadBalancer: true, CCMZoneAndRegion: true}},
 		VLANs: vlan.Options{NetworkName: vlan.DefaultNetworkName, Workers: vlan.DefaultWorkers},
 	}
 }
@@ -182,7 +182,7 @@ func CacheOptions(o Options) cache.Options {
 		maps.Copy(byObject, netpol.CacheByObject())
 	}
 	if o.EnableCSIController || o.EnableCCM {
-		maps.Copy(byObject, csicontroller.CacheByObject())
+		maps.Copy(byObject, tenantcomponents.CacheByObject())
 	}
 	return cache.Options{ByObject: byObject, NewInformer: outage.NewInformer}
 }
@@ -214,13 +214,13 @@ type Controllers struct {
 	TenantClusters *tenantcluster.Reconciler
 	// CSINodePlugin applies the CSI node plugin to tenant clusters; nil
 	// when disabled.
-	CSINodePlugin *addonsctrl.Reconciler
+	CSINodePlugin *csinodeplugin.Reconciler
 	// CSIController keeps the CSI controller Deployments; nil when
 	// disabled.
-	CSIController *csicontroller.Reconciler
+	CSIController *tenantcomponents.Reconciler
 	// CCM keeps the cloud controller manager Deployments; nil when
 	// disabled.
-	CCM *csicontroller.Reconciler
+	CCM *tenantcomponents.Reconciler
 }
 
 // Setup registers the controllers with mgr. All reads go through the
@@ -307,7 +307,7 @@ func setupCSINodePlugin(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *
 	if ao.SecretKey == "" {
 		ao.SecretKey = o.StorageClasses.SecretKeyOrDefault()
 	}
-	c.CSINodePlugin = &addonsctrl.Reconciler{Reader: mgr.GetCache(), Tenants: tenants, Options: ao}
+	c.CSINodePlugin = &csinodeplugin.Reconciler{Reader: mgr.GetCache(), Tenants: tenants, Options: ao}
 	return c.CSINodePlugin.SetupWithManager(mgr)
 }
 
@@ -319,22 +319,22 @@ func setupDeployments(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Co
 	}
 	var err error
 	if o.EnableCSIController {
-		if c.CSIController, err = setupComponent(mgr, o, tenants, csicontroller.CSI(), o.CSIController); err != nil {
+		if c.CSIController, err = setupComponent(mgr, o, tenants, tenantcomponents.CSI(), o.CSIController); err != nil {
 			return err
 		}
 	}
-	var off []csicontroller.Component
+	var off []tenantcomponents.Component
 	if o.EnableCCM {
-		if c.CCM, err = setupComponent(mgr, o, tenants, csicontroller.CCM(), o.CCM); err != nil {
+		if c.CCM, err = setupComponent(mgr, o, tenants, tenantcomponents.CCM(), o.CCM); err != nil {
 			return err
 		}
 	} else {
-		off = append(off, csicontroller.CCM())
+		off = append(off, tenantcomponents.CCM())
 	}
 	if !o.EnableCSIController {
-		off = append(off, csicontroller.CSI())
+		off = append(off, tenantcomponents.CSI())
 	}
-	cleanup := &csicontroller.SwitchedOff{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Tenants: tenants, Components: off}
+	cleanup := &tenantcomponents.SwitchedOff{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Tenants: tenants, Components: off}
 	if err := mgr.Add(cleanup); err != nil {
 		return fmt.Errorf("failed to add the removal of switched-off components: %w", err)
 	}
@@ -343,10 +343,10 @@ func setupDeployments(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Co
 
 // setupComponent registers the controller of one component, its Secret
 // name and key defaulting to the storage-class controller's.
-func setupComponent(mgr ctrl.Manager, o Options, tenants tenant.Matcher, comp csicontroller.Component, co csicontroller.Options) (*csicontroller.Reconciler, error) {
+func setupComponent(mgr ctrl.Manager, o Options, tenants tenant.Matcher, comp tenantcomponents.Component, co tenantcomponents.Options) (*tenantcomponents.Reconciler, error) {
 	co.SecretName = cmp.Or(co.SecretName, o.StorageClasses.SecretNameOrDefault())
 	co.SecretKey = cmp.Or(co.SecretKey, o.StorageClasses.SecretKeyOrDefault())
-	r := &csicontroller.Reconciler{
+	r := &tenantcomponents.Reconciler{
 		Reader: mgr.GetCache(), Writer: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Component: comp, Tenants: tenants, Options: co,
 	}
 	return r, r.SetupWithManager(mgr)

@@ -15,7 +15,7 @@
 // profile's ServiceAccounts of all live tenant namespaces, and both are
 // deleted when none is left.
 //
-// The components (package csicontroller) mount the kubeconfig and run as
+// The components (package tenantcomponents) mount the kubeconfig and run as
 // the ServiceAccount; the tenant cluster itself gets no infra credentials.
 //
 // Every object carries the managed-by label of package tenant; objects

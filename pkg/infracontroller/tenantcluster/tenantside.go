@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
-	addonsctrl "github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/addons"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csinodeplugin"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
@@ -44,7 +44,7 @@ type TenantObjects struct {
 func Mapper(dirs []string) (meta.RESTMapper, error) {
 	kinds := []tenant.Kind{{GVK: storagev1.SchemeGroupVersion.WithKind("StorageClass")}, {GVK: storageclass.SnapshotClassGVK}}
 	for _, dir := range dirs {
-		k, err := addonsctrl.Kinds(dir)
+		k, err := csinodeplugin.Kinds(dir)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package csicontroller
+package tenantcomponents
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package addons applies the tenant-cluster side of the KubeVirt CSI driver
+// Package csinodeplugin applies the tenant-cluster side of the KubeVirt CSI driver
 // (the manifests of the repository's addons/kubevirt-csi directory: the
 // node plugin, which needs no infra access) to every tenant cluster whose
 // kubeconfig Secret is in its tenant namespace, with package apply under
@@ -10,5 +10,5 @@
 // back within seconds; objects of our names without our label are left
 // alone. The resync interval is a safety net. The infra kubeconfig Secret
 // earlier releases put into tenant clusters is deleted. Apply is shared
-// with the CSI controller's reconciler (package csicontroller).
-package addons
+// with the CSI controller's reconciler (package tenantcomponents).
+package csinodeplugin

@@ -1,4 +1,4 @@
-package csicontroller
+package tenantcomponents
 
 import (
 	"context"
@@ -25,8 +25,8 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
-	addonsctrl "github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csinodeplugin"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
@@ -142,7 +142,7 @@ type cached struct {
 }
 
 // Get implements the part of ctrlruntimeclient.Reader that
-// addonsctrl.Apply uses.
+// csinodeplugin.Apply uses.
 func (c cached) Get(ctx context.Context, key ctrlruntimeclient.ObjectKey, obj ctrlruntimeclient.Object, opts ...ctrlruntimeclient.GetOption) error {
 	if _, ok := obj.(*corev1.ConfigMap); ok {
 		return c.configMaps.Get(ctx, key, obj, opts...)
@@ -192,7 +192,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, err
 		}
 	}
-	if err := addonsctrl.Apply(ctx, r.Writer, cached{deployments: r.Reader, configMaps: r.access}, r.APIReader, r.Component.Addon, p); err != nil {
+	if err := csinodeplugin.Apply(ctx, r.Writer, cached{deployments: r.Reader, configMaps: r.access}, r.APIReader, r.Component.Addon, p); err != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to apply %s to %s: %w", r.Component.Addon, namespace, err)
 	}
 	return reconcile.Result{}, nil

@@ -1,4 +1,4 @@
-// Package csicontroller runs per-tenant components on the infra cluster,
+// Package tenantcomponents runs per-tenant components on the infra cluster,
 // each in its tenant namespace, with one controller per Component: the
 // controller side of the KubeVirt CSI driver (CSI, addons
 // kubevirt-csi-controller) and the KubeVirt cloud controller manager
@@ -23,5 +23,5 @@
 // and the infra StorageClasses are watched for it.
 //
 // The tenant cluster thus never holds infra credentials: it runs only the
-// CSI node plugin (package addons of the infra-controller).
-package csicontroller
+// CSI node plugin (package csinodeplugin).
+package tenantcomponents

@@ -214,10 +214,11 @@ const userBudget = 11.8
 
 // resourceBudgets hold the Machine controller's own requests per Machine
 // that this change took out: spec.providerID rides on the patch that adds
-// the finalizers (one Machine patch per Machine), and the bootstrap Secret
-// comes from a cache (no GET of Secrets).
+// the finalizers (one Machine patch per Machine, 1.3 leaving room for
+// conflict retries), and the bootstrap Secret comes from a cache (no GET of
+// Secrets).
 var resourceBudgets = map[string]float64{
-	"PATCH cluster.k8s.io/v1alpha1/machines": 1.0,
+	"PATCH cluster.k8s.io/v1alpha1/machines": 1.3,
 	"GET v1/secrets":                         0,
 }
 

@@ -16,6 +16,7 @@ import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -141,6 +142,9 @@ type reconciler struct {
 	now func() time.Time
 	// name is the controller name Machines must carry (Options.Name).
 	name string
+	// writes holds the controller's own last write of each Machine, so a
+	// reconcile does not repeat it from a cache that lags behind it.
+	writes ownWrites
 	// providerID is Options.ProviderID; nil when unknown before creation.
 	providerID func(*clusterv1alpha1.Machine) string
 	// evacuations counts evacuations by policy and outcome.
@@ -232,7 +236,13 @@ type scope struct {
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ reconcile.Result, reterr error) {
 	machine := &clusterv1alpha1.Machine{}
 	if err := r.client.Get(ctx, req.NamespacedName, machine); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.writes.forget(req.NamespacedName)
+		}
 		return reconcile.Result{}, ctrlruntimeclient.IgnoreNotFound(err)
+	}
+	if wait := r.writes.behind(req.NamespacedName, machine.ResourceVersion, r.now()); wait > 0 {
+		return reconcile.Result{RequeueAfter: wait}, nil
 	}
 	if !r.handles(machine) {
 		return reconcile.Result{}, nil
@@ -274,7 +284,11 @@ func (r *reconciler) patchStatus(ctx context.Context, machine *clusterv1alpha1.M
 	}
 	base := machine.DeepCopy()
 	base.Status = *before
-	if err := r.client.Status().Patch(ctx, machine, ctrlruntimeclient.MergeFrom(base)); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+	err := r.client.Status().Patch(ctx, machine, ctrlruntimeclient.MergeFrom(base))
+	if err == nil {
+		r.writes.record(ctrlruntimeclient.ObjectKeyFromObject(machine), machine.ResourceVersion, r.now())
+	}
+	if ctrlruntimeclient.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("failed to patch the status of Machine %s/%s: %w", machine.Namespace, machine.Name, err)
 	}
 	return nil
@@ -305,5 +319,6 @@ func (r *reconciler) patchMachine(ctx context.Context, machine *clusterv1alpha1.
 	if err := r.client.Patch(ctx, machine, ctrlruntimeclient.MergeFromWithOptions(base, ctrlruntimeclient.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("failed to patch Machine %s/%s: %w", machine.Namespace, machine.Name, err)
 	}
+	r.writes.record(ctrlruntimeclient.ObjectKeyFromObject(machine), machine.ResourceVersion, r.now())
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/catalog"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -54,7 +54,7 @@ func infraReader(path string) (ctrlruntimeclient.Reader, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("failed to read --infra-kubeconfig: %w", err)
 	}
-	cfg, namespace, err := infra.ParseKubeconfig(raw)
+	cfg, namespace, err := kubeconfig.Parse(raw)
 	if err != nil {
 		return nil, "", fmt.Errorf("--infra-kubeconfig: %w", err)
 	}

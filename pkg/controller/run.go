@@ -17,6 +17,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/metrics"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
@@ -130,7 +131,7 @@ func (o RunOptions) Run(ctx context.Context) error {
 		InfraNodeLabels: o.InfraNodeLabels,
 	}
 	if len(infraKubeconfig) > 0 {
-		_, ns, err := infra.ParseKubeconfig(infraKubeconfig)
+		_, ns, err := kubeconfig.Parse(infraKubeconfig)
 		if err != nil {
 			return err
 		}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 )
 
 func TestDecodeKubeconfig(t *testing.T) {
@@ -36,21 +36,21 @@ func TestDecodeKubeconfig(t *testing.T) {
 }
 
 func TestInfraKubeconfig(t *testing.T) {
-	kubeconfig := []byte(`apiVersion: v1
+	data := []byte(`apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: "https://infra.example:6443"}}]
 users: [{name: u, user: {token: t}}]
 contexts: [{name: x, context: {cluster: c, user: u, namespace: tenant}}]
 current-context: x
 `)
-	cfg, ns, err := infra.ParseKubeconfig(kubeconfig)
+	cfg, ns, err := kubeconfig.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"https://infra.example:6443", "tenant"}, []string{cfg.Host, ns}); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if _, _, err := infra.ParseKubeconfig([]byte("kind: [")); err == nil {
+	if _, _, err := kubeconfig.Parse([]byte("kind: [")); err == nil {
 		t.Error("a broken kubeconfig parsed")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	"k8c.io/machine-controller/sdk/providerconfig/configvar"
@@ -79,7 +80,7 @@ func (p *Provider) targetFor(ctx context.Context, settings *config.Settings) (*t
 		return nil, errNoClients
 	}
 	client, err := p.opts.Clients.Get(ctx, settings.Kubeconfig, cmp.Or(settings.Namespace, p.opts.Namespace))
-	if errors.Is(err, infra.ErrInvalidKubeconfig) {
+	if errors.Is(err, kubeconfig.ErrInvalid) {
 		return nil, cloudprovider.NewInvalidConfiguration("spec.providerSpec.value.cloudProviderSpec.auth.kubeconfig: %v", err)
 	}
 	if err != nil {

@@ -73,14 +73,9 @@ func (c *Clients) Forget(namespace string) {
 	delete(c.entries, namespace)
 }
 
-// ErrInvalidKubeconfig is returned for a tenant kubeconfig that gives no
-// usable client configuration: kubeconfig.ErrInvalid, the one
-// classification of every remote cluster's kubeconfig.
-var ErrInvalidKubeconfig = remotekubeconfig.ErrInvalid
-
 // RESTConfig parses the tenant kubeconfig of a namespace into a REST config
 // with our user agent; the clients and the watches of tenant clusters share
-// it. A kubeconfig that does not parse is ErrInvalidKubeconfig, with a
+// it. A kubeconfig that does not parse is kubeconfig.ErrInvalid, with a
 // reason that quotes no part of it (the error reaches logs and conditions).
 func RESTConfig(namespace string, data []byte) (*rest.Config, error) {
 	cfg, _, err := remotekubeconfig.Parse(data)

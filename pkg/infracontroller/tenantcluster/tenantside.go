@@ -18,6 +18,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csinodeplugin"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+	remotekubeconfig "github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 )
 
 // OwnerEvents records the storage-class controller's events.
@@ -59,7 +60,7 @@ func Mapper(dirs []string) (meta.RESTMapper, error) {
 // cluster's namespace controller empties it.
 func (t *TenantObjects) Clean(ctx context.Context, namespace string, kubeconfig []byte) (int, error) {
 	c, err := t.Clients.Get(namespace, kubeconfig)
-	if errors.Is(err, tenant.ErrInvalidKubeconfig) {
+	if errors.Is(err, remotekubeconfig.ErrInvalid) {
 		// No controller could have reached the tenant cluster with it
 		// either: there is nothing to clean.
 		log.FromContext(ctx).Info("the tenant kubeconfig does not parse; nothing to clean in the tenant cluster")

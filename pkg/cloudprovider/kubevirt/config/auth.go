@@ -88,15 +88,9 @@ func (rs *resolution) kubeconfig(p *field.Path, cv providerconfig.ConfigVarStrin
 	case err != nil:
 		data = []byte(value)
 	}
-	if detail := checkKubeconfig(data); detail != "" {
+	if detail := kubeconfig.Problem(data); detail != "" {
 		rs.add(field.Invalid(p, omit, detail+origin))
 		return nil
 	}
 	return data
-}
-
-// checkKubeconfig returns why data is not a usable kubeconfig, or "". The
-// reason never contains any part of the kubeconfig.
-func checkKubeconfig(data []byte) string {
-	return kubeconfig.Problem(data)
 }

@@ -119,7 +119,7 @@ func NewClients(opts Options) (*Clients, error) {
 // provider's option) or "" for the kubeconfig's current-context namespace,
 // else "default"; Client.Namespace is the result. Get does no request:
 // discovery and informers start on the first read. Errors wrapping
-// ErrInvalidKubeconfig mean the kubeconfig is unusable.
+// kubeconfig.ErrInvalid mean the kubeconfig is unusable.
 func (c *Clients) Get(ctx context.Context, kubeconfig []byte, namespace string) (*Client, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

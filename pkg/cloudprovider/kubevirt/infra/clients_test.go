@@ -11,6 +11,7 @@ import (
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 
 	storagev1 "k8s.io/api/storage/v1"
@@ -201,12 +202,12 @@ func TestClientsErrors(t *testing.T) {
 
 	t.Run("malformed kubeconfig", func(t *testing.T) {
 		_, err := clients.Get(t.Context(), []byte("apiVersion: v1\nclusters: {{{"), "")
-		if !errors.Is(err, ErrInvalidKubeconfig) {
-			t.Errorf("got %v, want ErrInvalidKubeconfig", err)
+		if !errors.Is(err, kubeconfig.ErrInvalid) {
+			t.Errorf("got %v, want kubeconfig.ErrInvalid", err)
 		}
 		_, err = clients.Get(t.Context(), []byte("apiVersion: v1\nkind: Config\n"), "")
-		if !errors.Is(err, ErrInvalidKubeconfig) {
-			t.Errorf("empty kubeconfig: got %v, want ErrInvalidKubeconfig", err)
+		if !errors.Is(err, kubeconfig.ErrInvalid) {
+			t.Errorf("empty kubeconfig: got %v, want kubeconfig.ErrInvalid", err)
 		}
 	})
 	t.Run("unreachable server", func(t *testing.T) {
@@ -217,7 +218,7 @@ func TestClientsErrors(t *testing.T) {
 		}
 		start := time.Now()
 		err = client.Reader.Get(t.Context(), vmKey, &kubevirtcorev1.VirtualMachine{})
-		if err == nil || errors.Is(err, ErrInvalidKubeconfig) || apierrors.IsNotFound(err) {
+		if err == nil || errors.Is(err, kubeconfig.ErrInvalid) || apierrors.IsNotFound(err) {
 			t.Errorf("got %v, want a transient error", err)
 		}
 		if d := time.Since(start); d > 10*time.Second {

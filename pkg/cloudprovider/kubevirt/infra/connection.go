@@ -22,12 +22,6 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 )
 
-// ErrInvalidKubeconfig marks errors caused by a kubeconfig that cannot be
-// parsed or yields no usable client configuration. Retrying cannot help.
-// It is kubeconfig.ErrInvalid, the one classification of every remote
-// cluster's kubeconfig.
-var ErrInvalidKubeconfig = kubeconfig.ErrInvalid
-
 // connection is everything shared by the clients of one kubeconfig: the REST
 // configuration with its rate limiter, the HTTP client, the RESTMapper, the
 // direct writer and the cache of cluster-scoped kinds.
@@ -48,17 +42,12 @@ type connection struct {
 	lastErr   error
 }
 
-// ParseKubeconfig returns the REST configuration and current-context
-// namespace of a kubeconfig. Errors never quote the kubeconfig.
-func ParseKubeconfig(data []byte) (*rest.Config, string, error) {
-	return kubeconfig.Parse(data)
-}
-
 // newConnection builds the shared parts for a kubeconfig and starts the
 // (still empty) cluster-scoped cache. It does no request: discovery and
 // informers start on first use.
-func newConnection(ctx context.Context, kubeconfig []byte, scheme *runtime.Scheme, opts Options) (*connection, error) {
-	cfg, contextNamespace, err := ParseKubeconfig(kubeconfig)
+// Errors wrapping kubeconfig.ErrInvalid mean the kubeconfig is unusable.
+func newConnection(ctx context.Context, data []byte, scheme *runtime.Scheme, opts Options) (*connection, error) {
+	cfg, contextNamespace, err := kubeconfig.Parse(data)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +62,7 @@ func newConnection(ctx context.Context, kubeconfig []byte, scheme *runtime.Schem
 	}
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: failed to build an HTTP client: %w", ErrInvalidKubeconfig, err)
+		return nil, fmt.Errorf("%w: failed to build an HTTP client: %w", kubeconfig.ErrInvalid, err)
 	}
 	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
 	if err != nil {

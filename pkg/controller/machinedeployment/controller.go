@@ -10,6 +10,7 @@ import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/coalesce"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/ownership"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 
@@ -38,6 +39,13 @@ const waitForSets = time.Second
 type Options struct {
 	// Queue holds the number of workers and the retry backoff.
 	Queue queue.Options
+	// StatusWindow is how long, after a reconcile wrote a
+	// MachineDeployment, the changes of its MachineSets wait before they
+	// reconcile it again, so that a burst of them costs one status write
+	// per window (see package coalesce): coalesce.DefaultWindow when 0, no
+	// wait when negative. Changes of the MachineDeployment itself
+	// reconcile at once.
+	StatusWindow time.Duration
 	// TemplateRevision, when set, gives the revision of what a template
 	// depends on in the infra cluster (see AnnotationInfraRevision).
 	TemplateRevision TemplateRevisionFunc
@@ -59,16 +67,18 @@ type reconciler struct {
 	now              func() time.Time
 	templateRevision TemplateRevisionFunc
 	capacity         cloudprovider.CapacityProvider
+	window           *coalesce.Window
 }
 
 // Add registers the MachineDeployment controller with mgr.
 func Add(mgr ctrl.Manager, opts Options) error {
 	r := newReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName))
-	r.templateRevision, r.capacity = opts.TemplateRevision, opts.Capacity
+	r.templateRevision, r.capacity, r.window = opts.TemplateRevision, opts.Capacity, coalesce.New(opts.StatusWindow)
+	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &clusterv1alpha1.MachineDeployment{}, handler.OnlyControllerOwner())
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&clusterv1alpha1.MachineDeployment{}).
-		Owns(&clusterv1alpha1.MachineSet{}).
+		Watches(&clusterv1alpha1.MachineSet{}, r.window.Handler(owner)).
 		Watches(&clusterv1alpha1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsForOrphan)).
 		WithOptions(opts.Queue.Controller())
 	if opts.Infra != nil {
@@ -81,7 +91,7 @@ func Add(mgr ctrl.Manager, opts Options) error {
 }
 
 func newReconciler(c ctrlruntimeclient.Client, recorder events.EventRecorder) *reconciler {
-	return &reconciler{client: c, recorder: recorder, pending: newPending(), now: time.Now}
+	return &reconciler{client: c, recorder: recorder, pending: newPending(), now: time.Now, window: coalesce.New(0)}
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -89,8 +99,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	md := &clusterv1alpha1.MachineDeployment{}
 	if err := r.client.Get(ctx, req.NamespacedName, md); err != nil {
 		r.pending.forget(req.NamespacedName)
+		r.window.Forget(req.NamespacedName)
 		return reconcile.Result{}, ctrlruntimeclient.IgnoreNotFound(err)
 	}
+	defer r.window.Track(md)()
 	if md.DeletionTimestamp != nil {
 		// The garbage collector deletes the MachineSets it owns.
 		return reconcile.Result{}, nil

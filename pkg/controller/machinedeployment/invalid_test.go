@@ -21,6 +21,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -145,8 +146,19 @@ func startController(t *testing.T, env *envtest.Env) {
 // newTestManager returns a manager of env without metrics.
 func newTestManager(t *testing.T, env *envtest.Env) ctrl.Manager {
 	t.Helper()
+	return newCountingManager(t, env, nil)
+}
+
+// newCountingManager returns a manager of env without metrics whose
+// requests counter, when set, counts.
+func newCountingManager(t *testing.T, env *envtest.Env, counter *envtest.RequestCounter) ctrl.Manager {
+	t.Helper()
 	ctrl.SetLogger(logr.Discard())
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	cfg := rest.CopyConfig(env.Config)
+	if counter != nil {
+		cfg.Wrap(counter.Wrap)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,6 +189,12 @@ func startManager(t *testing.T, mgr ctrl.Manager, opts Options) {
 	if err := machineset.Add(mgr, machineset.Options{Queue: opts.Queue}); err != nil {
 		t.Fatal(err)
 	}
+	runManager(t, mgr)
+}
+
+// runManager runs mgr until the test ends.
+func runManager(t *testing.T, mgr ctrl.Manager) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

@@ -84,6 +84,11 @@ func nextProgress(md *clusterv1alpha1.MachineDeployment, prev progress, before, 
 		return set(ReasonNewMachineSetAvailable), 0
 	case created:
 		return progress{reason: ReasonNewMachineSetCreated, since: now}, deadlineIn(md, now, now)
+	case progressed(before, after) && prev.reason == ReasonMachineSetUpdated && !prev.since.IsZero() &&
+		now.Sub(prev.since) < progressResolution(md):
+		// Recorded recently enough: rewriting the time at every step of
+		// the rollout would patch the MachineDeployment once per Machine.
+		return prev, deadlineIn(md, prev.since, now)
 	case progressed(before, after), prev.since.IsZero(),
 		prev.reason == ReasonPaused, prev.reason == ReasonNewMachineSetAvailable:
 		return progress{reason: ReasonMachineSetUpdated, since: now}, deadlineIn(md, now, now)
@@ -97,14 +102,26 @@ func nextProgress(md *clusterv1alpha1.MachineDeployment, prev progress, before, 
 	return prev, deadlineIn(md, prev.since, now)
 }
 
+// progressResolution is how old the recorded progress time gets before
+// progress records it anew: a tenth of the deadline, between 1 s and
+// 1 min. The recorded time thus precedes the last progress by less than
+// this.
+func progressResolution(md *clusterv1alpha1.MachineDeployment) time.Duration {
+	d := time.Duration(ptr.Deref(md.Spec.ProgressDeadlineSeconds, 0)) * time.Second / 10
+	return min(max(d, time.Second), time.Minute)
+}
+
 // deadlineIn returns how long after now the progress deadline counted
 // from since passes; 0 without a deadline, at least a second otherwise
-// while it has not passed.
+// while it has not passed. It counts the deadline plus the progress
+// resolution from since, the recorded progress time, so it passes no
+// earlier than the deadline after the last progress and less than the
+// resolution later.
 func deadlineIn(md *clusterv1alpha1.MachineDeployment, since, now time.Time) time.Duration {
 	if md.Spec.ProgressDeadlineSeconds == nil {
 		return 0
 	}
-	left := since.Add(time.Duration(*md.Spec.ProgressDeadlineSeconds) * time.Second).Sub(now)
+	left := since.Add(time.Duration(*md.Spec.ProgressDeadlineSeconds)*time.Second + progressResolution(md)).Sub(now)
 	if left <= 0 {
 		return left
 	}

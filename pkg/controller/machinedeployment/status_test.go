@@ -68,13 +68,33 @@ func TestNextProgress(t *testing.T) {
 		{name: "paused", md: deployment(true, deadline), prev: progress{ReasonMachineSetUpdated, t0}, after: stuck, want: progress{ReasonPaused, now}},
 		{name: "still paused keeps its time", md: deployment(true, deadline), prev: progress{ReasonPaused, t0}, after: stuck, want: progress{ReasonPaused, t0}},
 		{name: "complete", md: deployment(false, deadline), prev: progress{ReasonMachineSetUpdated, t0}, done: true, want: progress{ReasonNewMachineSetAvailable, now}},
-		{name: "created", md: deployment(false, deadline), prev: progress{ReasonNewMachineSetAvailable, t0}, created: true, after: stuck, want: progress{ReasonNewMachineSetCreated, now}, wantWait: 10 * time.Minute},
-		{name: "progressed", md: deployment(false, deadline), prev: progress{ReasonMachineSetUpdated, t0}, after: moved, want: progress{ReasonMachineSetUpdated, now}, wantWait: 10 * time.Minute},
-		{name: "resumed", md: deployment(false, deadline), prev: progress{ReasonPaused, t0}, after: stuck, want: progress{ReasonMachineSetUpdated, now}, wantWait: 10 * time.Minute},
-		{name: "stuck within the deadline", md: deployment(false, deadline), prev: progress{ReasonMachineSetUpdated, now.Add(-time.Minute)}, after: stuck, want: progress{ReasonMachineSetUpdated, now.Add(-time.Minute)}, wantWait: 9 * time.Minute},
+		{name: "created", md: deployment(false, deadline), prev: progress{ReasonNewMachineSetAvailable, t0}, created: true, after: stuck, want: progress{ReasonNewMachineSetCreated, now}, wantWait: 11 * time.Minute},
+		{name: "progressed", md: deployment(false, deadline), prev: progress{ReasonMachineSetUpdated, t0}, after: moved, want: progress{ReasonMachineSetUpdated, now}, wantWait: 11 * time.Minute},
+		// The time recorded less than the resolution (60 s of 600) ago
+		// stays: no patch of the MachineDeployment for this progress.
+		{
+			name: "progressed within the resolution", md: deployment(false, deadline), prev: progress{ReasonMachineSetUpdated, now.Add(-59 * time.Second)}, after: moved,
+			want: progress{ReasonMachineSetUpdated, now.Add(-59 * time.Second)}, wantWait: 11*time.Minute - 59*time.Second,
+		},
+		{
+			name: "progressed at the resolution", md: deployment(false, deadline), prev: progress{ReasonMachineSetUpdated, now.Add(-time.Minute)}, after: moved,
+			want: progress{ReasonMachineSetUpdated, now}, wantWait: 11 * time.Minute,
+		},
+		{
+			name: "a new reason is recorded at once", md: deployment(false, deadline), prev: progress{ReasonNewMachineSetCreated, now.Add(-time.Second)}, after: moved,
+			want: progress{ReasonMachineSetUpdated, now}, wantWait: 11 * time.Minute,
+		},
+		// The last progress may have been up to the resolution after the
+		// recorded time: the deadline is not declared before that passed.
+		{
+			name: "stuck past the deadline, within the resolution", md: deployment(false, deadline), prev: progress{ReasonMachineSetUpdated, now.Add(-10*time.Minute - 30*time.Second)}, after: stuck,
+			want: progress{ReasonMachineSetUpdated, now.Add(-10*time.Minute - 30*time.Second)}, wantWait: 30 * time.Second,
+		},
+		{name: "resumed", md: deployment(false, deadline), prev: progress{ReasonPaused, t0}, after: stuck, want: progress{ReasonMachineSetUpdated, now}, wantWait: 11 * time.Minute},
+		{name: "stuck within the deadline", md: deployment(false, deadline), prev: progress{ReasonMachineSetUpdated, now.Add(-time.Minute)}, after: stuck, want: progress{ReasonMachineSetUpdated, now.Add(-time.Minute)}, wantWait: 10 * time.Minute},
 		{name: "stuck past the deadline", md: deployment(false, deadline), prev: progress{ReasonMachineSetUpdated, t0}, after: stuck, want: progress{ReasonProgressDeadlineExceeded, t0}},
 		{name: "exceeded stays exceeded", md: deployment(false, deadline), prev: progress{ReasonProgressDeadlineExceeded, t0}, after: stuck, want: progress{ReasonProgressDeadlineExceeded, t0}},
-		{name: "exceeded, then progress", md: deployment(false, deadline), prev: progress{ReasonProgressDeadlineExceeded, t0}, after: moved, want: progress{ReasonMachineSetUpdated, now}, wantWait: 10 * time.Minute},
+		{name: "exceeded, then progress", md: deployment(false, deadline), prev: progress{ReasonProgressDeadlineExceeded, t0}, after: moved, want: progress{ReasonMachineSetUpdated, now}, wantWait: 11 * time.Minute},
 		{name: "no deadline", md: deployment(false, nil), prev: progress{ReasonMachineSetUpdated, t0}, after: stuck, want: progress{ReasonMachineSetUpdated, t0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,7 +126,9 @@ func TestReconcileReportsAnExceededDeadline(t *testing.T) {
 	if p := getDeployment(t, c).Annotations[AnnotationProgress]; p != ReasonMachineSetUpdated {
 		t.Errorf("before the deadline: progress %q, want %s", p, ReasonMachineSetUpdated)
 	}
-	now = now.Add(2 * time.Minute)
+	// The deadline (10 min) plus the resolution of the progress time
+	// (1 min) after the last progress.
+	now = now.Add(3 * time.Minute)
 	reconcileOnce(t, r)
 	md = getDeployment(t, c)
 	if p := md.Annotations[AnnotationProgress]; p != ReasonProgressDeadlineExceeded {

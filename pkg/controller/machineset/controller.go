@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/coalesce"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/ownership"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 
@@ -30,6 +32,12 @@ const ControllerName = "machineset-controller"
 type Options struct {
 	// Queue holds the number of workers and the retry backoff.
 	Queue queue.Options
+	// StatusWindow is how long, after a reconcile wrote a MachineSet, the
+	// changes of its Machines and their Nodes wait before they reconcile
+	// it again, so that a burst of them costs one status write per window
+	// (see package coalesce): coalesce.DefaultWindow when 0, no wait when
+	// negative. Changes of the MachineSet itself reconcile at once.
+	StatusWindow time.Duration
 }
 
 // reconciler reconciles MachineSets.
@@ -37,19 +45,25 @@ type reconciler struct {
 	client       ctrlruntimeclient.Client
 	recorder     events.EventRecorder
 	expectations *expectations
+	window       *coalesce.Window
 }
 
 // Add registers the MachineSet controller with mgr.
 func Add(mgr ctrl.Manager, opts Options) error {
-	r := &reconciler{client: mgr.GetClient(), recorder: mgr.GetEventRecorder(ControllerName), expectations: newExpectations()}
+	r := newReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName), opts.StatusWindow)
+	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &clusterv1alpha1.MachineSet{}, handler.OnlyControllerOwner())
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&clusterv1alpha1.MachineSet{}).
-		Owns(&clusterv1alpha1.Machine{}).
+		Watches(&clusterv1alpha1.Machine{}, r.window.Handler(owner)).
 		Watches(&clusterv1alpha1.Machine{}, handler.EnqueueRequestsFromMapFunc(r.setsForOrphan)).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.setOfNode), builder.WithPredicates(nodeReadinessChanged)).
+		Watches(&corev1.Node{}, r.window.Handler(handler.EnqueueRequestsFromMapFunc(r.setOfNode)), builder.WithPredicates(nodeReadinessChanged)).
 		WithOptions(opts.Queue.Controller()).
 		Complete(r)
+}
+
+func newReconciler(c ctrlruntimeclient.Client, recorder events.EventRecorder, window time.Duration) *reconciler {
+	return &reconciler{client: c, recorder: recorder, expectations: newExpectations(), window: coalesce.New(window)}
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -57,8 +71,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	ms := &clusterv1alpha1.MachineSet{}
 	if err := r.client.Get(ctx, req.NamespacedName, ms); err != nil {
 		r.expectations.forget(req.NamespacedName)
+		r.window.Forget(req.NamespacedName)
 		return reconcile.Result{}, ctrlruntimeclient.IgnoreNotFound(err)
 	}
+	defer r.window.Track(ms)()
 	if ms.DeletionTimestamp != nil {
 		// The garbage collector deletes the Machines it owns.
 		return reconcile.Result{}, nil

@@ -86,7 +86,7 @@ func TestReconcileScales(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			set := testMachineSet(tc.replicas)
 			c := newTestClient(t, append(tc.objs, set)...)
-			r := &reconciler{client: c, expectations: newExpectations()}
+			r := newReconciler(c, nil, 0)
 			req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "ms"}}
 			if _, err := r.Reconcile(t.Context(), req); err != nil {
 				t.Fatal(err)
@@ -133,7 +133,7 @@ func TestReconcileRejectsSelectorNotMatchingTemplate(t *testing.T) {
 	set := testMachineSet(2)
 	set.Spec.Template.Labels = map[string]string{"pool": "other"}
 	c := newTestClient(t, set)
-	r := &reconciler{client: c, recorder: events.NewFakeRecorder(10), expectations: newExpectations()}
+	r := newReconciler(c, events.NewFakeRecorder(10), 0)
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "ms"}}
 	if _, err := r.Reconcile(t.Context(), req); err == nil {
 		t.Fatal("reconcile succeeded, want an error")
@@ -161,7 +161,7 @@ func TestReconcileWaitsForItsCreationsOnAStaleCache(t *testing.T) {
 	set := testMachineSet(3)
 	fresh := newTestClient(t, set)
 	stale := &staleClient{Client: fresh}
-	r := &reconciler{client: stale, expectations: newExpectations()}
+	r := newReconciler(stale, nil, 0)
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "ms"}}
 	for i := range 2 {
 		if _, err := r.Reconcile(t.Context(), req); err != nil {

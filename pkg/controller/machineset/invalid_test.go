@@ -17,6 +17,7 @@ import (
 
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -86,12 +87,24 @@ func waitFor(t *testing.T, what string, cond func() (bool, error)) {
 // ends.
 func startController(t *testing.T, env *envtest.Env) {
 	t.Helper()
+	runController(t, env, nil, Options{})
+}
+
+// runController runs the MachineSet controller with opts on env until the
+// test ends; counter, when set, counts its requests.
+func runController(t *testing.T, env *envtest.Env, counter *envtest.RequestCounter, opts Options) {
+	t.Helper()
 	ctrl.SetLogger(logr.Discard())
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	cfg := rest.CopyConfig(env.Config)
+	if counter != nil {
+		cfg.Wrap(counter.Wrap)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Add(mgr, Options{Queue: queue.Options{SkipNameValidation: true}}); err != nil {
+	opts.Queue = queue.Options{SkipNameValidation: true}
+	if err := Add(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())

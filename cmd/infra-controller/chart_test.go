@@ -7,55 +7,24 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
-	"helm.sh/helm/v3/pkg/releaseutil"
-
-	appsv1 "k8s.io/api/apps/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
-	"github.com/kubevirt-kkp/kkp-kubevirt/charts"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks/vlan"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/components"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/chartrender"
 )
 
 // chartArgs renders the infra-controller chart with values and returns the
 // arguments of its container.
 func chartArgs(t *testing.T, values map[string]any) []string {
 	t.Helper()
-	files := renderChart(t, values)
-	for _, doc := range releaseutil.SplitManifests(files["infra-controller/templates/deployment.yaml"]) {
-		d := &appsv1.Deployment{}
-		if err := yaml.Unmarshal([]byte(doc), d); err != nil {
-			t.Fatal(err)
-		}
-		if d.Kind == "Deployment" {
-			return d.Spec.Template.Spec.Containers[0].Args
-		}
-	}
-	t.Fatal("the chart renders no Deployment")
-	return nil
+	return chartrender.ContainerArgs(t, "infra-controller", values, "infra-controller")
 }
 
 // renderChart renders the infra-controller chart with values and returns
 // its files by name.
 func renderChart(t *testing.T, values map[string]any) map[string]string {
 	t.Helper()
-	ch, err := components.LoadChart(charts.FS, "infra-controller")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := chartutil.ReleaseOptions{Name: "infra-controller", Namespace: "kubevirt-kkp", IsInstall: true}
-	vals, err := chartutil.ToRenderValues(ch, values, opts, chartutil.DefaultCapabilities)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := engine.Render(ch, vals)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
+	return chartrender.Files(t, "infra-controller", values)
 }
 
 // The release notes name a deprecated value while it is set, and only

@@ -6,45 +6,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
-	"helm.sh/helm/v3/pkg/releaseutil"
-
-	appsv1 "k8s.io/api/apps/v1"
-	"sigs.k8s.io/yaml"
-
-	"github.com/kubevirt-kkp/kkp-kubevirt/charts"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/components"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/chartrender"
 )
 
 // chartArgs renders the machine-controller chart with values and returns
-// the arguments of its container.
+// the arguments of the controller's container.
 func chartArgs(t *testing.T, values map[string]any) []string {
 	t.Helper()
-	ch, err := components.LoadChart(charts.FS, "machine-controller")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := chartutil.ReleaseOptions{Name: "machine-controller", Namespace: "kubevirt-kkp", IsInstall: true}
-	vals, err := chartutil.ToRenderValues(ch, values, opts, chartutil.DefaultCapabilities)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := engine.Render(ch, vals)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, doc := range releaseutil.SplitManifests(files["machine-controller/templates/deployment.yaml"]) {
-		d := &appsv1.Deployment{}
-		if err := yaml.Unmarshal([]byte(doc), d); err != nil {
-			t.Fatal(err)
-		}
-		if d.Kind == "Deployment" {
-			return d.Spec.Template.Spec.Containers[0].Args
-		}
-	}
-	t.Fatal("the chart renders no Deployment")
-	return nil
+	return chartrender.ContainerArgs(t, "machine-controller", values, "machine-controller")
 }
 
 // The chart's Deployment runs the run sub-command with flags it has and

@@ -6,18 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
-	"helm.sh/helm/v3/pkg/releaseutil"
-
-	"github.com/kubevirt-kkp/kkp-kubevirt/charts"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/components"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/webhook"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/chartrender"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
 
@@ -25,30 +19,7 @@ import (
 // its objects by "Kind/name".
 func renderChart(t *testing.T, values map[string]any) map[string]string {
 	t.Helper()
-	ch, err := components.LoadChart(charts.FS, "machine-controller")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := chartutil.ReleaseOptions{Name: "machine-controller", Namespace: "kubevirt-kkp", IsInstall: true}
-	vals, err := chartutil.ToRenderValues(ch, values, opts, chartutil.DefaultCapabilities)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := engine.Render(ch, vals)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objects := map[string]string{}
-	for _, content := range files {
-		for _, doc := range releaseutil.SplitManifests(content) {
-			obj := &unstructured.Unstructured{}
-			if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil || len(obj.Object) == 0 {
-				continue
-			}
-			objects[obj.GetKind()+"/"+obj.GetName()] = doc
-		}
-	}
-	return objects
+	return chartrender.Objects(t, "machine-controller", values)
 }
 
 // TestChartWebhook: the chart runs the webhook sub-command with flags it

@@ -13,6 +13,7 @@ import (
 	cdicorev1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machine"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
@@ -232,13 +233,29 @@ func (s *suite) checkNodes(t *testing.T, machines []clusterv1alpha1.Machine) {
 		if !slices.ContainsFunc(node.Spec.Taints, func(tt corev1.Taint) bool { return tt.Key == "e2e" && tt.Value == "yes" }) {
 			t.Errorf("Node of %s lacks the Machine's taint: %v", m.Name, node.Spec.Taints)
 		}
-		if diff := cmp.Diff(node.Status.Addresses[:1], m.Status.Addresses); diff != "" {
-			t.Errorf("Machine %s addresses (-Node +Machine):\n%s", m.Name, diff)
-		}
+		s.waitForAddress(t, m, node)
 		if !slices.Equal(m.Finalizers, []string{machine.FinalizerDelete, machine.FinalizerNodeDelete}) {
 			t.Errorf("Machine %s finalizers = %v", m.Name, m.Finalizers)
 		}
 	}
+}
+
+// waitForAddress waits until the Machine reports its Node's first address.
+// The Machine may have had its nodeRef without it: the controller links the
+// Node by providerID even before its infra cache has the VMI's address, and
+// writes the address on the VMI's event.
+func (s *suite) waitForAddress(t *testing.T, m clusterv1alpha1.Machine, node *corev1.Node) {
+	t.Helper()
+	poll.Until(t, timeout, func() error {
+		got := &clusterv1alpha1.Machine{}
+		if err := s.user.Client.Get(t.Context(), ctrlruntimeclient.ObjectKeyFromObject(&m), got); err != nil {
+			return err
+		}
+		if diff := cmp.Diff(node.Status.Addresses[:1], got.Status.Addresses); diff != "" {
+			return fmt.Errorf("Machine %s addresses (-Node +Machine):\n%s", m.Name, diff)
+		}
+		return nil
+	})
 }
 
 // leftovers describes what is left of the Machines on both clusters.

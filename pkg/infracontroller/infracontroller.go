@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,6 +75,9 @@ type Options struct {
 	// EnableTenantClusters turns the TenantCluster controller on. It needs
 	// the TenantCluster CRD (charts/infra-controller/crds).
 	EnableTenantClusters bool
+	// WrapTenantConfig, when set, adjusts the REST config of every
+	// connection to a tenant cluster, e.g. to wrap its transport.
+	WrapTenantConfig func(*rest.Config)
 	// TenantCleanupTimeout is how long the deletion of a TenantCluster
 	// retries a tenant cluster that fails before it leaves the objects
 	// there; tenantcluster.DefaultTenantCleanupTimeout when 0.
@@ -240,8 +243,12 @@ func Setup(mgr ctrl.Manager, o Options) (*Controllers, error) {
 	if err := c.Flavors.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
+	access, err := tenantAccess(mgr, o)
+	if err != nil {
+		return nil, err
+	}
 	if o.EnableStorageClasses {
-		c.StorageClasses = &storageclass.Reconciler{Reader: mgr.GetCache(), Tenants: tenants, Options: o.StorageClasses,
+		c.StorageClasses = &storageclass.Reconciler{Reader: mgr.GetCache(), Tenants: tenants, Options: o.StorageClasses, Access: access,
 			Events: &tenantcluster.OwnerEvents{Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(storageclass.ControllerName)}}
 		if err := c.StorageClasses.SetupWithManager(mgr); err != nil {
 			return nil, err
@@ -259,13 +266,13 @@ func Setup(mgr ctrl.Manager, o Options) (*Controllers, error) {
 	if err := setupNetworking(mgr, o, tenants, c); err != nil {
 		return nil, err
 	}
-	if err := setupTenantClusters(mgr, o, tenants, c); err != nil {
+	if err := setupTenantClusters(mgr, o, tenants, access, c); err != nil {
 		return nil, err
 	}
 	if err := setupVLANs(mgr, o, tenants, c); err != nil {
 		return nil, err
 	}
-	if err := setupCSINodePlugin(mgr, o, tenants, c); err != nil {
+	if err := setupCSINodePlugin(mgr, o, tenants, access, c); err != nil {
 		return nil, err
 	}
 	if err := setupDeployments(mgr, o, tenants, c); err != nil {
@@ -296,18 +303,11 @@ func setupAccess(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Control
 
 // setupCSINodePlugin registers the CSI node plugin controller when o
 // switches it on.
-func setupCSINodePlugin(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Controllers) error {
+func setupCSINodePlugin(mgr ctrl.Manager, o Options, tenants tenant.Matcher, access *tenant.Access, c *Controllers) error {
 	if !o.EnableCSINodePlugin {
 		return nil
 	}
-	ao := o.CSINodePlugin
-	if ao.SecretName == "" {
-		ao.SecretName = o.StorageClasses.SecretNameOrDefault()
-	}
-	if ao.SecretKey == "" {
-		ao.SecretKey = o.StorageClasses.SecretKeyOrDefault()
-	}
-	c.CSINodePlugin = &csinodeplugin.Reconciler{Reader: mgr.GetCache(), Tenants: tenants, Options: ao}
+	c.CSINodePlugin = &csinodeplugin.Reconciler{Reader: mgr.GetCache(), Tenants: tenants, Options: o.CSINodePlugin, Access: access}
 	return c.CSINodePlugin.SetupWithManager(mgr)
 }
 
@@ -354,16 +354,12 @@ func setupComponent(mgr ctrl.Manager, o Options, tenants tenant.Matcher, comp te
 
 // setupTenantClusters registers the TenantCluster controller when o
 // switches it on, adding the TenantCluster types to the manager's scheme.
-func setupTenantClusters(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Controllers) error {
+func setupTenantClusters(mgr ctrl.Manager, o Options, tenants tenant.Matcher, access *tenant.Access, c *Controllers) error {
 	if !o.EnableTenantClusters {
 		return nil
 	}
 	if err := infrav1alpha1.AddToScheme(mgr.GetScheme()); err != nil {
 		return fmt.Errorf("failed to add the TenantCluster types to the scheme: %w", err)
-	}
-	mapper, err := tenantcluster.Mapper([]string{addons.KubeVirtCSI})
-	if err != nil {
-		return err
 	}
 	c.TenantClusters = &tenantcluster.Reconciler{
 		Client:              mgr.GetClient(),
@@ -372,10 +368,11 @@ func setupTenantClusters(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c 
 		KubeconfigSecret:    o.StorageClasses.SecretNameOrDefault(),
 		KubeconfigSecretKey: o.StorageClasses.SecretKeyOrDefault(),
 		Tenant: &tenantcluster.TenantObjects{
-			Clients: &tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: o.StorageClasses.WrapConfig, Mapper: mapper},
+			Clients: &access.Clients,
 			Tenants: tenants,
 			Addons:  []string{addons.KubeVirtCSI},
 		},
+		Connections:          &access.Clients,
 		TenantCleanupTimeout: o.TenantCleanupTimeout,
 		Recorder:             mgr.GetEventRecorder(tenantcluster.ControllerName),
 		ImageCacheOff:        !o.EnableImageCache,

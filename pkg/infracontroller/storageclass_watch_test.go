@@ -33,7 +33,7 @@ func TestStorageClassWatches(t *testing.T) {
 	o := infracontroller.DefaultOptions()
 	o.Flavors = flavorsOff()
 	o.StorageClasses.ResyncInterval = 0
-	o.StorageClasses.WrapConfig = func(cfg *rest.Config) { cfg.WrapTransport = counter.Wrap }
+	o.WrapTenantConfig = func(cfg *rest.Config) { cfg.WrapTransport = counter.Wrap }
 	r := startController(t, infra.Config, o, nil, -1)
 
 	if err := ic.Create(ctx, &storagev1.StorageClass{

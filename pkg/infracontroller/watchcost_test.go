@@ -123,10 +123,9 @@ func (w *watchCost) start(tb testing.TB) startup {
 	o.Flavors = flavorsOff()
 	o.EnableCSIAccess, o.EnableNetworkPolicies = false, false
 	o.StorageClasses.ResyncInterval = 0
-	o.StorageClasses.WrapConfig = w.meter.wrap
+	o.WrapTenantConfig = w.meter.wrap
 	o.EnableCSINodePlugin = w.addons
 	o.CSINodePlugin.ResyncInterval = 0
-	o.CSINodePlugin.WrapConfig = w.meter.wrap
 	w.ctrl = startController(tb, w.infra.Config, o, nil, -1)
 	// The manager's own start-up is not the tenants' cost.
 	time.Sleep(time.Second)

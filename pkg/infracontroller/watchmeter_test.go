@@ -27,7 +27,7 @@ func newTenantMeter() *tenantMeter {
 	return &tenantMeter{counters: map[string]*envtest.RequestCounter{}, open: map[string]int{}, peak: map[string]int{}}
 }
 
-// wrap fits storageclass.Options.WrapConfig and addons Options.WrapConfig.
+// wrap fits Options.WrapTenantConfig.
 func (m *tenantMeter) wrap(cfg *rest.Config) {
 	host := cfg.Host
 	counter := m.counter(host)

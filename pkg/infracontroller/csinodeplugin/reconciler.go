@@ -2,7 +2,6 @@ package csinodeplugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,19 +43,12 @@ const driverNamespace = "kubevirt-csi-driver"
 
 // Options configures the addons controller.
 type Options struct {
-	// SecretName is the name of the tenant kubeconfig Secret in each
-	// tenant namespace.
-	SecretName string
-	// SecretKey is the key of the kubeconfig in that Secret.
-	SecretKey string
 	// Images overrides the images of the manifests; empty ones keep the
 	// defaults of package addons.
 	Images addons.Params
 	// ResyncInterval is how often each tenant cluster is re-applied, which
 	// takes back hand edits there; 0 turns it off.
 	ResyncInterval time.Duration
-	// WrapConfig, when set, changes the config of every tenant client.
-	WrapConfig func(*rest.Config)
 }
 
 // Reconciler applies the addons to tenant clusters.
@@ -69,45 +60,58 @@ type Reconciler struct {
 	Tenants tenant.Matcher
 	// Options configures the controller.
 	Options Options
-
-	access tenant.Access
+	// Access reaches the tenant clusters; it is shared with the other
+	// reconcilers that talk to them and must map TenantKinds and watch
+	// WatchedKinds.
+	Access *tenant.Access
 }
 
-// SetupWithManager registers the controller for tenant Namespaces and
-// their kubeconfig Secrets.
+// TenantKinds are the kinds the controller reads and writes in tenant
+// clusters: those of the node plugin's manifests, and Secrets (the legacy
+// infra credentials Secret is read too).
+func TenantKinds() ([]tenant.Kind, error) {
+	kinds, err := Kinds(addons.KubeVirtCSI)
+	if err != nil {
+		return nil, err
+	}
+	return append(kinds, tenant.Kind{GVK: corev1.SchemeGroupVersion.WithKind("Secret"), Namespaced: true}), nil
+}
+
+// WatchedKinds are the kinds of tenant objects whose changes (hand edits)
+// the controller hears of: those of the node plugin's manifests.
+func WatchedKinds() ([]ctrlruntimeclient.Object, error) {
+	kinds, err := Kinds(addons.KubeVirtCSI)
+	if err != nil {
+		return nil, err
+	}
+	return watchedKinds(kinds)
+}
+
+// SetupWithManager registers the controller for tenant Namespaces, their
+// kubeconfig Secrets and, through Access, the node plugin's objects in
+// tenant clusters.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Tenants.Validate(); err != nil {
 		return err
 	}
-	if r.Options.SecretName == "" || r.Options.SecretKey == "" {
-		return errors.New("the addons controller needs the tenant kubeconfig Secret's name and key")
+	if r.Access == nil {
+		return fmt.Errorf("the %s controller needs the tenant access", ControllerName)
 	}
-	kinds, err := Kinds(addons.KubeVirtCSI)
+	watched, err := WatchedKinds()
 	if err != nil {
 		return err
 	}
-	watched, err := watchedKinds(kinds)
+	changes, err := r.Access.Watches.Subscribe(watched...)
 	if err != nil {
-		return err
+		return fmt.Errorf("failed to subscribe the %s controller to its tenant objects: %w", ControllerName, err)
 	}
-	// The legacy infra credentials Secret is read too.
-	mapper, err := tenant.StaticMapper(append(kinds, tenant.Kind{GVK: corev1.SchemeGroupVersion.WithKind("Secret"), Namespaced: true})...)
-	if err != nil {
-		return err
-	}
-	r.access.Clients = tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: r.Options.WrapConfig, Mapper: mapper}
-	r.access.Watches = tenant.Watches{Scheme: clientgoscheme.Scheme, Kinds: watched, Wrap: r.Options.WrapConfig, Mapper: mapper}
-	r.access.SecretName, r.access.SecretKey = r.Options.SecretName, r.Options.SecretKey
-	if err := mgr.Add(&r.access.Watches); err != nil {
-		return fmt.Errorf("failed to add the tenant watches of the %s controller: %w", ControllerName, err)
-	}
-	secretName := r.Options.SecretName
+	secretName := r.Access.SecretName
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
 		Watches(&corev1.Secret{}, r.Tenants.EnqueueOwnNamespace(), builder.WithPredicates(
 			predicate.NewPredicateFuncs(func(obj ctrlruntimeclient.Object) bool { return obj.GetName() == secretName }))).
-		WatchesRawSource(r.access.Watches.Source()).
+		WatchesRawSource(changes).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4, RateLimiter: queue.RateLimiter(0)}).
 		Complete(r)
 	if err != nil {
@@ -118,14 +122,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // Reconcile applies the addons to the tenant cluster of one namespace.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	namespace, c, err := r.access.Tenant(ctx, r.Reader, r.Tenants, req)
+	namespace, c, err := r.Access.Tenant(ctx, r.Reader, r.Tenants, req)
 	if err != nil || c == nil {
 		return reconcile.Result{}, err
 	}
 	p := r.Options.Images
 	p.ClusterID = strings.TrimPrefix(namespace, r.Tenants.Prefix)
 	p.InfraNamespace = namespace
-	reader, synced := r.access.Watches.Reader(namespace)
+	reader, synced := r.Access.Watches.Reader(namespace)
 	if !synced {
 		// Only the watch cache tells ours from foreign objects without a
 		// request per object; its sync is no event when it holds none.
@@ -143,7 +147,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // RunningWatches returns the number of tenant clusters being watched.
 func (r *Reconciler) RunningWatches() int {
-	return r.access.Watches.Running()
+	return r.Access.Watches.Running()
 }
 
 // Kinds returns the kinds the addon dir renders, each with the scope its

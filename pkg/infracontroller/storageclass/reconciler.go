@@ -8,8 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -55,9 +53,6 @@ type Options struct {
 	// often. It is only a safety net: the managed tenant classes are
 	// watched, so hand edits are undone within seconds without it.
 	ResyncInterval time.Duration
-	// WrapConfig, when set, adjusts the REST config of every tenant
-	// client and tenant watch, e.g. to wrap its transport.
-	WrapConfig func(*rest.Config)
 }
 
 // SecretNameOrDefault returns SecretName or DefaultSecretName.
@@ -88,40 +83,48 @@ type Reconciler struct {
 	// Events, when set, records the installation of snapshot CRDs in a
 	// tenant cluster (with Options.Snapshots); the log has it either way.
 	Events EventSink
+	// Access reaches the tenant clusters; it is shared with the other
+	// reconcilers that talk to them and must map TenantKinds and watch
+	// WatchedKinds.
+	Access *tenant.Access
 
-	access tenant.Access
-	crds   crdChecks
+	crds crdChecks
+}
+
+// TenantKinds are the kinds the controller reads and writes in tenant
+// clusters.
+func TenantKinds() []tenant.Kind {
+	return []tenant.Kind{{GVK: storagev1.SchemeGroupVersion.WithKind("StorageClass")}, {GVK: SnapshotClassGVK}, {GVK: CRDGVK}}
+}
+
+// WatchedKinds are the kinds of tenant objects whose changes the
+// controller hears of.
+func WatchedKinds() []ctrlruntimeclient.Object {
+	return []ctrlruntimeclient.Object{&storagev1.StorageClass{}}
 }
 
 // SetupWithManager registers the controller: tenant Namespaces, infra
 // StorageClasses (fanned out to every tenant), kubeconfig Secrets and the
-// managed StorageClasses of the tenant clusters, whose watches it adds to
-// mgr.
+// managed StorageClasses of the tenant clusters, through Access.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Tenants.Validate(); err != nil {
 		return err
 	}
-	mapper, err := tenant.StaticMapper(tenant.Kind{GVK: storagev1.SchemeGroupVersion.WithKind("StorageClass")}, tenant.Kind{GVK: SnapshotClassGVK}, tenant.Kind{GVK: CRDGVK})
+	if r.Access == nil {
+		return fmt.Errorf("the %s controller needs the tenant access", ControllerName)
+	}
+	changes, err := r.Access.Watches.Subscribe(&storagev1.StorageClass{})
 	if err != nil {
-		return err
+		return fmt.Errorf("failed to subscribe the %s controller to tenant StorageClasses: %w", ControllerName, err)
 	}
-	r.access.Clients = tenant.Clients{Scheme: clientgoscheme.Scheme, Wrap: r.Options.WrapConfig, Mapper: mapper}
-	r.access.Watches.Scheme = clientgoscheme.Scheme
-	r.access.Watches.Kinds = []ctrlruntimeclient.Object{&storagev1.StorageClass{}}
-	r.access.Watches.Wrap = r.Options.WrapConfig
-	r.access.Watches.Mapper = mapper
-	r.access.SecretName, r.access.SecretKey = r.Options.SecretNameOrDefault(), r.Options.SecretKeyOrDefault()
-	if err := mgr.Add(&r.access.Watches); err != nil {
-		return fmt.Errorf("failed to add the tenant watches of the %s controller: %w", ControllerName, err)
-	}
-	secretName := r.Options.SecretNameOrDefault()
+	secretName := r.Access.SecretName
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
 		Watches(&storagev1.StorageClass{}, r.Tenants.EnqueueAll(r.Reader)).
 		Watches(&corev1.Secret{}, r.Tenants.EnqueueOwnNamespace(), builder.WithPredicates(
 			predicate.NewPredicateFuncs(func(obj ctrlruntimeclient.Object) bool { return obj.GetName() == secretName }))).
-		WatchesRawSource(r.access.Watches.Source()).
+		WatchesRawSource(changes).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4, RateLimiter: queue.RateLimiter(0)}).
 		Complete(r)
 	if err != nil {
@@ -133,7 +136,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile brings the storage classes of one tenant cluster in line with
 // the annotated infra classes.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	namespace, tenantClient, err := r.access.Tenant(ctx, r.Reader, r.Tenants, req)
+	namespace, tenantClient, err := r.Access.Tenant(ctx, r.Reader, r.Tenants, req)
 	if err != nil || tenantClient == nil {
 		r.crds.forget(req.Name)
 		return reconcile.Result{}, err
@@ -184,7 +187,7 @@ func (r *Reconciler) syncSnapshots(ctx context.Context, namespace string, c ctrl
 
 // RunningWatches returns the number of tenant clusters being watched.
 func (r *Reconciler) RunningWatches() int {
-	return r.access.Watches.Running()
+	return r.Access.Watches.Running()
 }
 
 // syncClasses creates, updates, recreates and deletes tenant classes; classes

@@ -34,9 +34,8 @@ func TestAccessConnect(t *testing.T) {
 				b = b.WithObjects(tc.secret)
 			}
 			reader := b.Build()
-			a := &Access{SecretName: "tenant-kubeconfig", SecretKey: "kubeconfig"}
-			a.Clients.Scheme = clientgoscheme.Scheme
-			a.Watches.Kinds = []ctrlruntimeclient.Object{&storagev1.StorageClass{}}
+			a := NewAccess(AccessOptions{SecretName: "tenant-kubeconfig", SecretKey: "kubeconfig", Scheme: clientgoscheme.Scheme,
+				Kinds: []ctrlruntimeclient.Object{&storagev1.StorageClass{}}})
 			// A watch of an earlier kubeconfig, which must go unless a
 			// kubeconfig replaces it.
 			must(t, a.Watches.Ensure("cluster-a", kubeconfig(t, "https://127.0.0.1:2")))
@@ -72,9 +71,8 @@ func TestAccessTenant(t *testing.T) {
 		{namespace: "cluster-missing"},
 	} {
 		t.Run(tc.namespace, func(t *testing.T) {
-			a := &Access{SecretName: "tenant-kubeconfig", SecretKey: "kubeconfig"}
-			a.Clients.Scheme = clientgoscheme.Scheme
-			a.Watches.Kinds = []ctrlruntimeclient.Object{&storagev1.StorageClass{}}
+			a := NewAccess(AccessOptions{SecretName: "tenant-kubeconfig", SecretKey: "kubeconfig", Scheme: clientgoscheme.Scheme,
+				Kinds: []ctrlruntimeclient.Object{&storagev1.StorageClass{}}})
 			must(t, a.Watches.Ensure(tc.namespace, kc["kubeconfig"]))
 			namespace, c, err := a.Tenant(t.Context(), reader, Matcher{Prefix: DefaultPrefix}, Request(tc.namespace))
 			if err != nil {

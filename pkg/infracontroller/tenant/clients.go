@@ -1,87 +1,148 @@
 package tenant
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	remotekubeconfig "github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote"
 )
 
-// requestTimeout bounds every request to a tenant cluster.
+// requestTimeout bounds every request to a tenant cluster but the watches.
 const requestTimeout = 30 * time.Second
 
-// Clients keeps one uncached client per tenant namespace, rebuilt when the
-// kubeconfig changes. The zero value is not usable: set Scheme.
+// userAgent is the user agent of every request to a tenant cluster.
+const userAgent = "infra-controller"
+
+// The client-side rate limit of one tenant cluster, shared by every
+// request the infra-controller sends there: its reconcilers' reads and
+// writes, its watches and its probes.
+const (
+	tenantQPS   = 20
+	tenantBurst = 40
+)
+
+// Clients keeps one connection per tenant namespace, rebuilt when the
+// kubeconfig changes: one REST config, one transport and rate limiter, one
+// uncached client, and the health the connection's requests saw. Every
+// reconciler of the infra-controller that talks to a tenant cluster goes
+// through the same Clients (see Access), and so do the tenant watches
+// (Watches), so a tenant cluster costs one set of connections, and a
+// rotated kubeconfig replaces it in one place. The zero value is usable;
+// set Scheme, Mapper and Wrap before the first Get.
 type Clients struct {
-	// Scheme is the scheme of the clients.
+	// Scheme is the scheme of the clients; client-go's when nil.
 	Scheme *runtime.Scheme
-	// Wrap, when set, wraps the config of every tenant client (tests count
-	// requests with it).
+	// Wrap, when set, wraps the config of every tenant connection (tests
+	// count requests with it).
 	Wrap func(*rest.Config)
 	// Mapper, when set, maps the kinds of every tenant client (see
 	// StaticMapper); without it each client discovers its cluster's API.
 	Mapper meta.RESTMapper
 
 	mu      sync.Mutex
-	entries map[string]tenantClient
+	entries map[string]*conn
 }
 
-type tenantClient struct {
-	sum    [sha256.Size]byte
-	client ctrlruntimeclient.Client
+// conn is the connection to the tenant cluster of one namespace.
+type conn struct {
+	*remote.Connection
+	namespace string
+	client    ctrlruntimeclient.Client
+	// version asks the tenant API server for its version (Probe).
+	version rest.Interface
 }
 
 // Get returns the client of the tenant namespace for kubeconfig.
 func (c *Clients) Get(namespace string, kubeconfig []byte) (ctrlruntimeclient.Client, error) {
-	sum := sha256.Sum256(kubeconfig)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.entries[namespace]; ok && e.sum == sum {
-		return e.client, nil
-	}
-	cfg, err := RESTConfig(namespace, kubeconfig)
+	cn, err := c.conn(namespace, kubeconfig)
 	if err != nil {
 		return nil, err
 	}
-	// An unreachable tenant cluster must not hold a worker for long.
-	cfg.Timeout = requestTimeout
-	if c.Wrap != nil {
-		c.Wrap(cfg)
+	return cn.client, nil
+}
+
+// conn returns the connection of the tenant namespace for kubeconfig,
+// building it when there is none or the kubeconfig changed.
+func (c *Clients) conn(namespace string, kubeconfig []byte) (*conn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[namespace]; ok && e.Of(kubeconfig) {
+		return e, nil
 	}
-	cl, err := ctrlruntimeclient.New(cfg, ctrlruntimeclient.Options{Scheme: c.Scheme, Mapper: c.Mapper})
+	cn, err := c.newConn(namespace, kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	c.dropLocked(namespace)
+	if c.entries == nil {
+		c.entries = map[string]*conn{}
+	}
+	c.entries[namespace] = cn
+	return cn, nil
+}
+
+// newConn builds, without contacting the tenant cluster, the connection of
+// kubeconfig.
+func (c *Clients) newConn(namespace string, kubeconfig []byte) (*conn, error) {
+	rc, err := remote.Dial(kubeconfig, remote.Options{
+		UserAgent: userAgent, QPS: tenantQPS, Burst: tenantBurst, Timeout: requestTimeout, Wrap: c.Wrap,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to connect to the tenant cluster of %s: %w", namespace, err)
+	}
+	cn := &conn{Connection: rc, namespace: namespace}
+	cn.client, err = ctrlruntimeclient.New(rc.Config, ctrlruntimeclient.Options{Scheme: c.Scheme, Mapper: c.Mapper, HTTPClient: rc.HTTPClient})
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a client for the tenant cluster of %s: %w", namespace, err)
 	}
-	if c.entries == nil {
-		c.entries = map[string]tenantClient{}
+	dc, err := discovery.NewDiscoveryClientForConfigAndClient(rc.Config, rc.HTTPClient)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the discovery client of the tenant cluster of %s: %w", namespace, err)
 	}
-	c.entries[namespace] = tenantClient{sum: sum, client: cl}
-	return cl, nil
+	cn.version = dc.RESTClient()
+	return cn, nil
 }
 
-// Forget drops the client of a namespace.
+// Forget drops the connection of a namespace.
 func (c *Clients) Forget(namespace string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.entries, namespace)
+	c.dropLocked(namespace)
+}
+
+// dropLocked drops the connection of namespace and closes its idle
+// connections; c.mu is held.
+func (c *Clients) dropLocked(namespace string) {
+	if e, ok := c.entries[namespace]; ok {
+		e.Close()
+		delete(c.entries, namespace)
+	}
+}
+
+// Len returns the number of tenant connections.
+func (c *Clients) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
 }
 
 // RESTConfig parses the tenant kubeconfig of a namespace into a REST config
-// with our user agent; the clients and the watches of tenant clusters share
-// it. A kubeconfig that does not parse is kubeconfig.ErrInvalid, with a
-// reason that quotes no part of it (the error reaches logs and conditions).
+// with our user agent. A kubeconfig that does not parse is
+// kubeconfig.ErrInvalid, with a reason that quotes no part of it (the
+// error reaches logs and conditions).
 func RESTConfig(namespace string, data []byte) (*rest.Config, error) {
 	cfg, _, err := remotekubeconfig.Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("failed to parse the tenant kubeconfig of %s: %w", namespace, err)
 	}
-	cfg.UserAgent = "infra-controller"
+	cfg.UserAgent = userAgent
 	return cfg, nil
 }

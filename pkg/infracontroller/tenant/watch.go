@@ -2,9 +2,9 @@ package tenant
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,7 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -35,15 +36,17 @@ var (
 // Watches watches our objects in tenant clusters: per tenant namespace it
 // runs a cache of that namespace's tenant cluster holding only the objects
 // of Kinds that carry ManagedByLabel, and turns every add, update and delete
-// among them into the reconcile request of the tenant namespace (Request).
-// A controller receives these requests through Source, keeps the watch of
-// a namespace current with Ensure and ends it with Stop. Writes do not go
-// through these caches; use Clients for them.
+// among them into the reconcile request of the tenant namespace (Request)
+// for each subscriber of the object's kind (Subscribe). Controllers keep
+// the watch of a namespace current with Ensure and end it with Stop. The
+// cache reaches its cluster over the namespace's connection of Clients (one
+// transport and rate limiter per tenant cluster). Writes do not go through
+// these caches; use Clients for them.
 //
 // Watches is a manager.Runnable and must be added to the manager
-// (mgr.Add): watches ensured before the manager starts begin when it starts
-// them, and all of them end when the manager stops. Like the controllers
-// that use it, it runs only while the manager is the leader.
+// (mgr.Add) once: watches ensured before the manager starts begin when it
+// starts them, and all of them end when the manager stops. Like the
+// controllers that use it, it runs only while the manager is the leader.
 //
 // The zero value is not usable: set Kinds. A Watches must not be copied.
 type Watches struct {
@@ -51,27 +54,41 @@ type Watches struct {
 	Scheme *runtime.Scheme
 	// Kinds are the typed objects to watch, e.g. &storagev1.StorageClass{}.
 	Kinds []ctrlruntimeclient.Object
-	// Wrap, when set, adjusts the REST config of every tenant watch, e.g.
-	// to wrap its transport.
-	Wrap func(*rest.Config)
 	// Mapper, when set, maps Kinds for every tenant watch (see
 	// StaticMapper); without it each watch discovers its cluster's API.
 	Mapper meta.RESTMapper
+	// Clients are the connections the watches use; a Watches without them
+	// keeps connections of its own.
+	Clients *Clients
 
 	mu sync.Mutex
 	// started is set by Start, stopped when its context ends.
 	started, stopped bool
 	entries          map[string]*watch
-	queues           []workqueue.TypedRateLimitingInterface[reconcile.Request]
-	// pending holds the namespaces with events before any queue was known.
+	subscriptions    []*subscription
+	// unclaimed holds, per namespace, the kinds that changed while there
+	// was no subscription; a subscription made later takes its kinds'
+	// share, until the first source starts.
+	unclaimed map[string]map[schema.GroupVersionKind]bool
+	wg        sync.WaitGroup
+}
+
+// subscription is the interest of one controller in some of the watched
+// kinds.
+type subscription struct {
+	// kinds are the kinds whose changes the subscriber hears of; all of
+	// them when nil.
+	kinds map[schema.GroupVersionKind]bool
+	// queues are the queues of the started sources.
+	queues []workqueue.TypedRateLimitingInterface[reconcile.Request]
+	// pending holds the namespaces with changes before a queue was known.
 	pending map[string]bool
-	wg      sync.WaitGroup
 }
 
 // watch is the cache of one tenant namespace.
 type watch struct {
 	namespace string
-	sum       [sha256.Size]byte
+	conn      *conn
 	cache     cache.Cache
 	// cancel ends the watch; nil until it is launched.
 	cancel context.CancelFunc
@@ -81,35 +98,88 @@ type watch struct {
 }
 
 // Source returns the source of the requests of tenant namespaces whose
-// watched objects changed; add it with WatchesRawSource. Requests that
-// arrive before the controller starts the source are delivered when it
-// does.
+// watched objects of any kind changed; see Subscribe.
 func (w *Watches) Source() source.Source {
+	return w.source(&subscription{})
+}
+
+// Subscribe returns the source of the requests of tenant namespaces whose
+// watched objects of kinds (every watched kind when none is given) changed;
+// add it to a controller with WatchesRawSource. Requests that arrive before
+// the controller starts the source are delivered when it does. A kind that
+// is not among Kinds is an error.
+func (w *Watches) Subscribe(kinds ...ctrlruntimeclient.Object) (source.Source, error) {
+	watched := map[schema.GroupVersionKind]bool{}
+	for _, kind := range w.Kinds {
+		gvk, err := w.gvk(kind)
+		if err != nil {
+			return nil, err
+		}
+		watched[gvk] = true
+	}
+	sub := &subscription{}
+	for _, kind := range kinds {
+		gvk, err := w.gvk(kind)
+		if err != nil {
+			return nil, err
+		}
+		if !watched[gvk] {
+			return nil, fmt.Errorf("%s is not among the watched kinds of the tenant clusters", gvk)
+		}
+		if sub.kinds == nil {
+			sub.kinds = map[schema.GroupVersionKind]bool{}
+		}
+		sub.kinds[gvk] = true
+	}
+	return w.source(sub), nil
+}
+
+// source registers sub and returns its source.
+func (w *Watches) source(sub *subscription) source.Source {
+	w.mu.Lock()
+	w.subscriptions = append(w.subscriptions, sub)
+	for namespace, kinds := range w.unclaimed {
+		for gvk := range kinds {
+			if sub.wants(gvk) {
+				sub.hold(namespace)
+			}
+		}
+	}
+	w.mu.Unlock()
 	return source.Func(func(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		w.queues = append(w.queues, queue)
-		for namespace := range w.pending {
+		w.unclaimed = nil
+		sub.queues = append(sub.queues, queue)
+		for namespace := range sub.pending {
 			queue.Add(Request(namespace))
 		}
-		w.pending = nil
+		sub.pending = nil
 		go func() {
 			<-ctx.Done()
-			w.removeQueue(queue)
+			w.removeQueue(sub, queue)
 		}()
 		return nil
 	})
 }
 
-func (w *Watches) removeQueue(queue workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+// gvk returns the kind of obj in the scheme of w.
+func (w *Watches) gvk(obj ctrlruntimeclient.Object) (schema.GroupVersionKind, error) {
+	scheme := w.Scheme
+	if scheme == nil {
+		scheme = clientgoscheme.Scheme
+	}
+	gvk, err := apiutil.GVKForObject(obj, scheme)
+	if err != nil {
+		return schema.GroupVersionKind{}, fmt.Errorf("failed to find the kind of %T: %w", obj, err)
+	}
+	return gvk, nil
+}
+
+func (w *Watches) removeQueue(sub *subscription, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for i, q := range w.queues {
-		if q == queue {
-			w.queues = append(w.queues[:i], w.queues[i+1:]...)
-			return
-		}
-	}
+	sub.queues = slices.DeleteFunc(sub.queues, func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) bool { return q == queue })
 }
 
 // Ensure makes sure the tenant cluster of namespace is watched through
@@ -122,22 +192,27 @@ func (w *Watches) Ensure(namespace string, kubeconfig []byte) error {
 	if len(w.Kinds) == 0 {
 		return errors.New("the tenant watches have no kinds to watch")
 	}
-	sum := sha256.Sum256(kubeconfig)
+	cn, err := w.clients().conn(namespace, kubeconfig)
+	if err != nil {
+		// The old watch follows a kubeconfig that cannot be used.
+		w.Stop(namespace)
+		return err
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped {
 		return nil
 	}
-	if e, ok := w.entries[namespace]; ok && e.sum == sum {
+	if e, ok := w.entries[namespace]; ok && e.conn == cn {
 		return nil
 	}
 	// The old watch follows a kubeconfig the namespace no longer has.
 	w.stopLocked(namespace)
-	c, err := w.newCache(namespace, kubeconfig)
+	c, err := w.newCache(cn)
 	if err != nil {
 		return err
 	}
-	e := &watch{namespace: namespace, sum: sum, cache: c}
+	e := &watch{namespace: namespace, conn: cn, cache: c}
 	if w.entries == nil {
 		w.entries = map[string]*watch{}
 	}
@@ -148,49 +223,47 @@ func (w *Watches) Ensure(namespace string, kubeconfig []byte) error {
 	return nil
 }
 
-// newCache builds, without contacting the tenant cluster, a cache of its
-// managed objects.
-func (w *Watches) newCache(namespace string, kubeconfig []byte) (cache.Cache, error) {
-	cfg, err := RESTConfig(namespace, kubeconfig)
+// clients returns the connections of the watches, creating private ones
+// when none were given.
+func (w *Watches) clients() *Clients {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.Clients == nil {
+		w.Clients = &Clients{Scheme: w.Scheme, Mapper: w.Mapper}
+	}
+	return w.Clients
+}
+
+// newCache builds, without contacting the tenant cluster, a cache of the
+// managed objects of the tenant cluster of cn.
+func (w *Watches) newCache(cn *conn) (cache.Cache, error) {
+	mapper, err := w.mapper(cn)
 	if err != nil {
 		return nil, err
 	}
-	if w.Wrap != nil {
-		w.Wrap(cfg)
-	}
-	mapper, err := w.mapper(namespace, cfg)
-	if err != nil {
-		return nil, err
-	}
-	c, err := cache.New(cfg, cache.Options{
+	c, err := cache.New(cn.Config, cache.Options{
+		HTTPClient:           cn.StreamClient,
 		NewInformer:          outage.NewInformer,
 		Scheme:               w.Scheme,
 		Mapper:               mapper,
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue}),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("failed to create the cache of the tenant cluster of %s: %w", namespace, err)
+		return nil, fmt.Errorf("failed to create the cache of the tenant cluster of %s: %w", cn.namespace, err)
 	}
 	return c, nil
 }
 
-// mapper returns w.Mapper, or a REST mapper that discovers the tenant
-// cluster's API.
-func (w *Watches) mapper(namespace string, cfg *rest.Config) (meta.RESTMapper, error) {
+// mapper returns w.Mapper, or a REST mapper that discovers the API of
+// the tenant cluster of cn.
+func (w *Watches) mapper(cn *conn) (meta.RESTMapper, error) {
 	if w.Mapper != nil {
 		return w.Mapper, nil
 	}
-	// Discovery gets a timeout; the watches must not, as a client
-	// timeout would cut every watch stream after that long.
-	discoveryCfg := rest.CopyConfig(cfg)
-	discoveryCfg.Timeout = requestTimeout
-	httpClient, err := rest.HTTPClientFor(discoveryCfg)
+	// Discovery has a timeout (HTTPClient); the watches must not.
+	mapper, err := apiutil.NewDynamicRESTMapper(cn.Config, cn.HTTPClient)
 	if err != nil {
-		return nil, fmt.Errorf("failed to create the discovery client of the tenant cluster of %s: %w", namespace, err)
-	}
-	mapper, err := apiutil.NewDynamicRESTMapper(discoveryCfg, httpClient)
-	if err != nil {
-		return nil, fmt.Errorf("failed to create the REST mapper of the tenant cluster of %s: %w", namespace, err)
+		return nil, fmt.Errorf("failed to create the REST mapper of the tenant cluster of %s: %w", cn.namespace, err)
 	}
 	return mapper, nil
 }
@@ -284,11 +357,16 @@ func (w *Watches) launch(e *watch) {
 func (w *Watches) run(ctx context.Context, e *watch) {
 	log := logf.Log.WithName("tenant-watch").WithValues("namespace", e.namespace)
 	for _, kind := range w.Kinds {
+		gvk, err := w.gvk(kind)
+		if err != nil {
+			log.Error(err, "failed to watch the tenant cluster")
+			return
+		}
 		informer, err := getInformer(ctx, log, e.cache, kind)
 		if err != nil {
 			return // the watch was stopped
 		}
-		reg, err := informer.AddEventHandler(w.handler(e))
+		reg, err := informer.AddEventHandler(w.handler(e, gvk))
 		if err != nil {
 			log.Error(err, "failed to watch the tenant cluster", "kind", fmt.Sprintf("%T", kind))
 			return
@@ -323,38 +401,64 @@ func getInformer(ctx context.Context, log logr.Logger, c cache.Cache, kind ctrlr
 	}
 }
 
-// handler notifies the namespace of e of every change; the informers'
-// periodic resyncs, which change nothing, are skipped.
-func (w *Watches) handler(e *watch) toolscache.ResourceEventHandler {
+// handler notifies the subscribers of kind gvk of every change in the
+// namespace of e; the informers' periodic resyncs, which change nothing,
+// are skipped.
+func (w *Watches) handler(e *watch, gvk schema.GroupVersionKind) toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { w.notify(e) },
+		AddFunc: func(any) { w.notify(e, gvk) },
 		UpdateFunc: func(oldObj, newObj any) {
 			if !sameVersion(oldObj, newObj) {
-				w.notify(e)
+				w.notify(e, gvk)
 			}
 		},
-		DeleteFunc: func(any) { w.notify(e) },
+		DeleteFunc: func(any) { w.notify(e, gvk) },
 	}
 }
 
-// notify queues the request of the namespace of e unless e was replaced or
-// stopped meanwhile.
-func (w *Watches) notify(e *watch) {
+// notify queues the request of the namespace of e for every subscriber of
+// kind gvk unless e was replaced or stopped meanwhile.
+func (w *Watches) notify(e *watch, gvk schema.GroupVersionKind) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.entries[e.namespace] != e {
 		return
 	}
-	if len(w.queues) == 0 {
-		if w.pending == nil {
-			w.pending = map[string]bool{}
+	if len(w.subscriptions) == 0 {
+		if w.unclaimed == nil {
+			w.unclaimed = map[string]map[schema.GroupVersionKind]bool{}
 		}
-		w.pending[e.namespace] = true
+		if w.unclaimed[e.namespace] == nil {
+			w.unclaimed[e.namespace] = map[schema.GroupVersionKind]bool{}
+		}
+		w.unclaimed[e.namespace][gvk] = true
 		return
 	}
-	for _, q := range w.queues {
-		q.Add(Request(e.namespace))
+	for _, sub := range w.subscriptions {
+		if !sub.wants(gvk) {
+			continue
+		}
+		if len(sub.queues) == 0 {
+			sub.hold(e.namespace)
+			continue
+		}
+		for _, q := range sub.queues {
+			q.Add(Request(e.namespace))
+		}
 	}
+}
+
+// wants reports whether the subscriber hears of changes of kind gvk.
+func (sub *subscription) wants(gvk schema.GroupVersionKind) bool {
+	return sub.kinds == nil || sub.kinds[gvk]
+}
+
+// hold keeps the request of namespace until a source of sub starts.
+func (sub *subscription) hold(namespace string) {
+	if sub.pending == nil {
+		sub.pending = map[string]bool{}
+	}
+	sub.pending[namespace] = true
 }
 
 func sameVersion(a, b any) bool {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -17,17 +19,26 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
-// requests starts the source of w on a fresh queue and returns the
-// requests it yields.
+// requests starts the source of every kind of w on a fresh queue and
+// returns the requests it yields.
 func requests(t *testing.T, w *Watches) <-chan reconcile.Request {
+	t.Helper()
+	return requestsOf(t, w.Source())
+}
+
+// requestsOf starts src on a fresh queue and returns the requests it
+// yields.
+func requestsOf(t *testing.T, src source.Source) <-chan reconcile.Request {
 	t.Helper()
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	t.Cleanup(queue.ShutDown)
-	if err := w.Source().Start(t.Context(), queue); err != nil {
+	if err := src.Start(t.Context(), queue); err != nil {
 		t.Fatal(err)
 	}
 	out := make(chan reconcile.Request, 100)
@@ -199,20 +210,50 @@ func TestWatches(t *testing.T) {
 	})
 }
 
+// TestWatchesSubscribe shows one watch per tenant cluster serving several
+// controllers: each hears only of the kinds it subscribed to.
+func TestWatchesSubscribe(t *testing.T) {
+	env := envtest.Start(t)
+	ctx, c := t.Context(), env.Client
+	w := &Watches{Kinds: []ctrlruntimeclient.Object{&storagev1.StorageClass{}, &storagev1.CSIDriver{}}}
+	classes, err := w.Subscribe(&storagev1.StorageClass{})
+	must(t, err)
+	drivers, err := w.Subscribe(&storagev1.CSIDriver{})
+	must(t, err)
+	if _, err := w.Subscribe(&corev1.ConfigMap{}); err == nil || !strings.Contains(err.Error(), "not among the watched kinds") {
+		t.Errorf("Subscribe to an unwatched kind: %v, want an error", err)
+	}
+	must(t, w.Ensure("cluster-a", env.KubeconfigBytes))
+	startWatches(t, w)
+	classReqs, driverReqs, allReqs := requestsOf(t, classes), requestsOf(t, drivers), requests(t, w)
+	poll.UntilTrue(t, 10*time.Second, "the watch of cluster-a synced", func() (bool, error) { _, synced := w.Reader("cluster-a"); return synced, nil })
+
+	driver := &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "subscribe.example.com", Labels: map[string]string{ManagedByLabel: ManagedByValue}}}
+	must(t, c.Create(ctx, driver))
+	expectRequest(t, driverReqs, "cluster-a")
+	expectRequest(t, allReqs, "cluster-a")
+	expectNoRequest(t, classReqs, time.Second)
+
+	must(t, c.Create(ctx, class("subscribe", true)))
+	expectRequest(t, classReqs, "cluster-a")
+	expectRequest(t, allReqs, "cluster-a")
+	expectNoRequest(t, driverReqs, time.Second)
+}
+
 func TestWatchesUnreachable(t *testing.T) {
 	retryMin, retryMax = 200*time.Millisecond, 400*time.Millisecond
 	t.Cleanup(func() { retryMin, retryMax = time.Second, 2*time.Minute })
 	var attempts atomic.Int64
 	w := &Watches{
 		Kinds: []ctrlruntimeclient.Object{&storagev1.StorageClass{}},
-		Wrap: func(cfg *rest.Config) {
+		Clients: &Clients{Wrap: func(cfg *rest.Config) {
 			cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-				return roundTripper(func(req *http.Request) (*http.Response, error) {
+				return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 					attempts.Add(1)
 					return rt.RoundTrip(req)
 				})
 			}
-		},
+		}},
 	}
 	stop := startWatches(t, w)
 	reqs := requests(t, w)
@@ -278,9 +319,15 @@ func TestWatchesEnsureErrors(t *testing.T) {
 // kubeconfig renders a kubeconfig for server.
 func kubeconfig(t *testing.T, server string) []byte {
 	t.Helper()
+	return kubeconfigWithToken(t, server, "t")
+}
+
+// kubeconfigWithToken is a kubeconfig of server with a bearer token.
+func kubeconfigWithToken(t *testing.T, server, token string) []byte {
+	t.Helper()
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["c"] = &clientcmdapi.Cluster{Server: server, InsecureSkipTLSVerify: true}
-	kc.AuthInfos["c"] = &clientcmdapi.AuthInfo{Token: "t"}
+	kc.AuthInfos["c"] = &clientcmdapi.AuthInfo{Token: token}
 	kc.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "c"}
 	kc.CurrentContext = "c"
 	out, err := clientcmd.Write(*kc)
@@ -298,6 +345,6 @@ func must(t *testing.T, err error) {
 	}
 }
 
-type roundTripper func(*http.Request) (*http.Response, error)
+type roundTripperFunc func(*http.Request) (*http.Response, error)
 
-func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

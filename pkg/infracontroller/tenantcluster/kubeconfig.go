@@ -18,9 +18,6 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
-// probeTimeout bounds the request that checks a tenant cluster answers.
-const probeTimeout = 5 * time.Second
-
 // notReadyRecheck is how soon a TenantCluster whose kubeconfig is not
 // usable is looked at again: a hand-placed Secret or a tenant cluster
 // that comes up is not an event the controller watches.
@@ -69,7 +66,7 @@ func (r *Reconciler) checkKubeconfig(ctx context.Context, tc *infrav1alpha1.Tena
 	if err != nil {
 		return kubeconfigState{reason: infrav1alpha1.ReasonKubeconfigInvalid, message: err.Error()}
 	}
-	if err := r.probe(ctx, tc.Name, data, cfg); err != nil {
+	if err := r.probe(ctx, namespace, data, cfg); err != nil {
 		return kubeconfigState{reason: infrav1alpha1.ReasonTenantUnreachable,
 			message: fmt.Sprintf("the tenant cluster at %s does not answer: %v", cfg.Host, err)}
 	}
@@ -102,13 +99,23 @@ func (r *Reconciler) placedKubeconfig(ctx context.Context, tc *infrav1alpha1.Ten
 // the key.
 func isMissingKey(err error) bool { return errors.Is(err, tenant.ErrNoSecretKey) }
 
-// probe checks that the tenant cluster of TenantCluster name answers with
-// the kubeconfig, whose REST config is cfg.
-func (r *Reconciler) probe(ctx context.Context, name string, kubeconfig []byte, cfg *rest.Config) error {
+// probe checks that the tenant cluster of namespace answers with the
+// kubeconfig, whose REST config is cfg.
+func (r *Reconciler) probe(ctx context.Context, namespace string, kubeconfig []byte, cfg *rest.Config) error {
 	if r.Probe != nil {
 		return r.Probe(ctx, cfg)
 	}
-	return r.probes.probe(ctx, name, kubeconfig, cfg)
+	return r.connections().Probe(ctx, namespace, kubeconfig)
+}
+
+// connections returns r.Connections, a set of its own when that is nil.
+func (r *Reconciler) connections() *tenant.Clients {
+	r.once.Do(func() {
+		if r.Connections == nil {
+			r.Connections = &tenant.Clients{}
+		}
+	})
+	return r.Connections
 }
 
 // copyKubeconfig copies the referenced kubeconfig into the namespace and

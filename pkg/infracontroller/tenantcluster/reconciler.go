@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -73,16 +73,20 @@ type Reconciler struct {
 	TenantCleanupTimeout time.Duration
 	// Recorder records the events of TenantClusters; none when nil.
 	Recorder events.EventRecorder
-	// Probe checks that a tenant cluster answers; a version request with
-	// a short timeout when nil.
+	// Connections are the connections to tenant clusters, shared with the
+	// other reconcilers of the infra-controller: the probe that tells
+	// whether a tenant cluster answers goes over them and becomes their
+	// health. A set of its own when nil.
+	Connections *tenant.Clients
+	// Probe, when set, replaces the probe (a version request with a short
+	// timeout over Connections).
 	Probe func(context.Context, *rest.Config) error
 	// ImageCacheOff and NetworksOff tell that no controller of this
 	// process reads spec.images or spec.networks; a TenantCluster that
 	// sets them is told so in ConfigReady.
 	ImageCacheOff, NetworksOff bool
 
-	// probes keeps the clients of the version requests to tenant clusters.
-	probes probes
+	once sync.Once
 }
 
 // TenantCleanup removes what the infra-controller made in a tenant
@@ -149,9 +153,6 @@ func (r *Reconciler) Namespace(tc *infrav1alpha1.TenantCluster) string {
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var tc infrav1alpha1.TenantCluster
 	if err := r.Client.Get(ctx, req.NamespacedName, &tc); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.probes.forget(req.Name)
-		}
 		return reconcile.Result{}, ctrlruntimeclient.IgnoreNotFound(err)
 	}
 	if !tc.DeletionTimestamp.IsZero() {

@@ -30,8 +30,7 @@ var _ storageclass.EventSink = (*OwnerEvents)(nil)
 // tenant.ManagedByLabel. The snapshot CRDs it may have installed stay:
 // deleting a CRD would delete the tenant's VolumeSnapshots.
 type TenantObjects struct {
-	// Clients connects to tenant clusters; its Scheme must hold the
-	// storage types.
+	// Clients connects to tenant clusters; they must map TenantKinds.
 	Clients *tenant.Clients
 	// Tenants gives the namespace prefix, which the addons' cluster id
 	// follows.
@@ -40,9 +39,9 @@ type TenantObjects struct {
 	Addons []string
 }
 
-// Mapper returns the REST mapper of the tenant clients of TenantObjects:
-// the kinds the addon dirs render, StorageClasses and VolumeSnapshotClasses.
-func Mapper(dirs []string) (meta.RESTMapper, error) {
+// TenantKinds are the kinds TenantObjects deletes: StorageClasses,
+// VolumeSnapshotClasses and the kinds the addon dirs render.
+func TenantKinds(dirs []string) ([]tenant.Kind, error) {
 	kinds := []tenant.Kind{{GVK: storagev1.SchemeGroupVersion.WithKind("StorageClass")}, {GVK: storageclass.SnapshotClassGVK}}
 	for _, dir := range dirs {
 		k, err := csinodeplugin.Kinds(dir)
@@ -51,7 +50,7 @@ func Mapper(dirs []string) (meta.RESTMapper, error) {
 		}
 		kinds = append(kinds, k...)
 	}
-	return tenant.StaticMapper(kinds...)
+	return kinds, nil
 }
 
 // Clean deletes our objects in the tenant cluster of namespace, addon

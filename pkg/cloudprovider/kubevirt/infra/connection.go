@@ -14,12 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote"
 )
 
 // connection is everything shared by the clients of one kubeconfig: the REST
@@ -47,23 +46,16 @@ type connection struct {
 // informers start on first use.
 // Errors wrapping kubeconfig.ErrInvalid mean the kubeconfig is unusable.
 func newConnection(ctx context.Context, data []byte, scheme *runtime.Scheme, opts Options) (*connection, error) {
-	cfg, contextNamespace, err := kubeconfig.Parse(data)
+	// No timeout: the HTTP client carries the caches' watch streams too.
+	rc, err := remote.Dial(data, remote.Options{UserAgent: opts.UserAgent, QPS: opts.QPS, Burst: opts.Burst, Wrap: func(cfg *rest.Config) {
+		if opts.WrapTransport != nil {
+			cfg.Wrap(opts.WrapTransport)
+		}
+	}})
 	if err != nil {
 		return nil, err
 	}
-	cfg.QPS = opts.QPS
-	cfg.Burst = opts.Burst
-	// One token bucket for every REST client of this kubeconfig, so the
-	// limit holds for the connection, not per resource type.
-	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(opts.QPS, opts.Burst)
-	cfg.UserAgent = opts.UserAgent
-	if opts.WrapTransport != nil {
-		cfg.Wrap(opts.WrapTransport)
-	}
-	httpClient, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("%w: failed to build an HTTP client: %w", kubeconfig.ErrInvalid, err)
-	}
+	cfg, httpClient, contextNamespace := rc.Config, rc.HTTPClient, rc.Namespace
 	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the infra RESTMapper: %w", err)

@@ -1,0 +1,51 @@
+package tenant
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote"
+)
+
+// probeTimeout bounds the request that checks a tenant cluster answers.
+const probeTimeout = 5 * time.Second
+
+// Probe asks the tenant API server of namespace for its version, within
+// probeTimeout, over the namespace's connection for kubeconfig (built
+// when there is none or the kubeconfig changed). Unlike the requests of
+// the reconcilers it is sent while the cluster is known to be unreachable:
+// it is how the TenantCluster controller finds out, and its outcome is
+// the connection's health from then on.
+func (c *Clients) Probe(ctx context.Context, namespace string, kubeconfig []byte) error {
+	cn, err := c.conn(namespace, kubeconfig)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	body, err := cn.version.Get().AbsPath("/version").Do(ctx).Raw()
+	if err != nil {
+		return err
+	}
+	var info version.Info
+	if err := json.Unmarshal(body, &info); err != nil {
+		return fmt.Errorf("the answer to GET /version is not a version: %w", err)
+	}
+	return nil
+}
+
+// Health returns the health state of the connection of namespace; ok is
+// false without one.
+func (c *Clients) Health(namespace string) (h remote.Health, ok bool) {
+	c.mu.Lock()
+	e, ok := c.entries[namespace]
+	c.mu.Unlock()
+	if !ok {
+		return remote.Health{}, false
+	}
+	return e.Health(), true
+}

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/simulator"
@@ -215,25 +214,4 @@ func freeAddr(tb testing.TB) string {
 	}
 	defer func() { _ = l.Close() }()
 	return l.Addr().String()
-}
-
-func waitUntil(ctx context.Context, timeout time.Duration, what string, cond func() (bool, string, error)) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, state, err := cond()
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("timed out after %s waiting for %s: %s", timeout, what, state)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }

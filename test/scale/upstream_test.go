@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	"k8c.io/machine-controller/sdk/bootstrap"
@@ -101,9 +104,9 @@ func measureUpstream(tb testing.TB, bin string, replicas int, timeout time.Durat
 	proc := startUpstreamController(tb, bin, r)
 	// A binary that does not start would otherwise only show as the
 	// scale-up's timeout.
-	err := waitUntil(tb.Context(), time.Minute, "upstream's /metrics", func() (bool, string, error) {
+	err := poll.Wait(tb.Context(), time.Minute, func() error {
 		_, _, err := proc.requestsByHost(tb.Context())
-		return err == nil, fmt.Sprint(err), nil
+		return err
 	})
 	if err != nil {
 		tb.Fatalf("%v\nlast lines of upstream's log:\n%s", err, proc.logTail(40))
@@ -163,12 +166,15 @@ func dropMachineStatusSubresource(tb testing.TB, r *rig) {
 	if err := r.user.Client.Create(ctx, probe); err != nil {
 		tb.Fatal(err)
 	}
-	err = waitUntil(ctx, time.Minute, "Machines without a status subresource", func() (bool, string, error) {
+	err = poll.Wait(ctx, time.Minute, func() error {
 		probe.Status.ErrorMessage = ptr.To("probe")
 		if err := r.user.Client.Update(ctx, probe); err != nil {
-			return false, "", err
+			return err
 		}
-		return probe.Status.ErrorMessage != nil, "the status is still stripped", nil
+		if probe.Status.ErrorMessage == nil {
+			return errors.New("waiting for Machines without a status subresource: an update still strips the status")
+		}
+		return nil
 	})
 	if err != nil {
 		tb.Fatal(err)

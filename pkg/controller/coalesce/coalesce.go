@@ -71,7 +71,8 @@ func (w *Window) Wait(key types.NamespacedName) time.Duration {
 	}
 	left := until.Sub(w.now())
 	if left <= 0 {
-		// Past windows are not kept: the map holds only open ones.
+		// A past window is dropped once seen; one that is never seen
+		// stays until Forget, at most one per owner.
 		delete(w.until, key)
 		return 0
 	}

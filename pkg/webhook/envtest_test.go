@@ -24,14 +24,6 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
 )
 
-func needEnv(t *testing.T) *testEnv {
-	t.Helper()
-	if env == nil {
-		t.Skip("SKIP_ENVTEST=true")
-	}
-	return env
-}
-
 // providerSpec returns a KubeVirt providerSpec.value; edit changes its
 // cloudProviderSpec.
 func providerSpec(t *testing.T, edit func(cps map[string]any)) *runtime.RawExtension {

@@ -2,9 +2,7 @@ package webhook_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +16,12 @@ import (
 )
 
 // env is the control plane of the package's tests, with the webhook
-// installed; nil when SKIP_ENVTEST=true.
-var env *testEnv
+// installed and serving, set once a test asked for it (needEnv).
+var (
+	env     *testEnv
+	cluster = kkpenvtest.NewShared(startWebhook, kkpenvtest.WithMachineWebhook(),
+		kkpenvtest.WithCRDFiles("cluster.k8s.io.yaml", "kubevirt.io.yaml", "cdi.kubevirt.io.yaml", "instancetype.kubevirt.io.yaml"))
+)
 
 type testEnv struct {
 	config *rest.Config
@@ -31,33 +33,20 @@ type testEnv struct {
 	infraKubeconfig []byte
 }
 
-func TestMain(m *testing.M) {
-	if os.Getenv("SKIP_ENVTEST") == "true" {
-		os.Exit(m.Run())
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	e, stop, err := startEnv(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	env = e
-	code := m.Run()
-	cancel()
-	if err := stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+func TestMain(m *testing.M) { kkpenvtest.Main(m, cluster) }
+
+// needEnv returns the package's control plane, starting it on first use;
+// it skips the test when SKIP_ENVTEST=true.
+func needEnv(t *testing.T) *testEnv {
+	t.Helper()
+	cluster.Env(t)
+	return env
 }
 
-// startEnv starts kube-apiserver and etcd with the chart's webhook
-// configurations installed and the webhook serving them.
-func startEnv(ctx context.Context) (*testEnv, func() error, error) {
-	te, err := kkpenvtest.New(ctx, kkpenvtest.WithMachineWebhook(),
-		kkpenvtest.WithCRDFiles("cluster.k8s.io.yaml", "kubevirt.io.yaml", "cdi.kubevirt.io.yaml", "instancetype.kubevirt.io.yaml"))
-	if err != nil {
-		return nil, nil, err
-	}
+// startWebhook runs the webhook serving the configurations the control
+// plane installed until the control plane stops, and waits until it
+// serves.
+func startWebhook(te *kkpenvtest.Env) error {
 	serving, _ := te.MachineWebhook()
 	opts := webhook.Options{
 		UserConfig: te.Config, InfraKubeconfig: te.KubeconfigBytes, InfraNamespace: "default",
@@ -65,15 +54,27 @@ func startEnv(ctx context.Context) (*testEnv, func() error, error) {
 		MetricsAddress: "0", HealthAddress: "0",
 		Getenv: func(string) string { return "" },
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	exited := make(chan error, 1)
 	go func() {
-		if err := opts.Run(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
+		exited <- opts.Run(ctx)
+		// A webhook that ended by itself ends the wait below too.
+		cancel()
 	}()
+	// Stopping the control plane first ends the webhook and waits for it,
+	// so that nothing of it is left running; its error is the stop's.
+	te.OnStop(func() error {
+		cancel()
+		if err := <-exited; err != nil {
+			return fmt.Errorf("the webhook ended with an error: %w", err)
+		}
+		return nil
+	})
 	if err := serving.WaitServing(ctx); err != nil {
-		return nil, nil, errors.Join(err, te.Stop())
+		return err
 	}
-	return &testEnv{config: te.Config, client: te.Client, infraKubeconfig: te.KubeconfigBytes}, te.Stop, nil
+	env = &testEnv{config: te.Config, client: te.Client, infraKubeconfig: te.KubeconfigBytes}
+	return nil
 }
 
 // warmUp waits until the webhook checks infra facts (its infra informers

@@ -49,7 +49,9 @@ type Env struct {
 	// beside the API server.
 	components []*process
 	// unlocks release machine-wide locks the components hold.
-	unlocks  []func() error
+	unlocks []func() error
+	// onStop run first when the control plane stops (see OnStop).
+	onStop   []func() error
 	workDir  string
 	stopOnce sync.Once
 	stopErr  error
@@ -216,11 +218,24 @@ func (e *Env) CreateNamespace(t testing.TB, prefix string) string {
 	return ns.Name
 }
 
-// Stop stops the controller manager and the control plane and removes the
-// work directory. It may be called more than once.
+// OnStop registers f to run when the control plane stops, before anything
+// of it stops (the last registered first): the place to end what a test
+// runs against the API server, so that it neither outlives the control
+// plane nor holds its watches open. f's error is one of Stop's. OnStop
+// must not be called concurrently with Stop.
+func (e *Env) OnStop(f func() error) {
+	e.onStop = append(e.onStop, f)
+}
+
+// Stop runs the OnStop functions, stops the controller manager and the
+// control plane and removes the work directory. It may be called more than
+// once.
 func (e *Env) Stop() error {
 	e.stopOnce.Do(func() {
 		var errs []error
+		for i := len(e.onStop) - 1; i >= 0; i-- {
+			errs = append(errs, e.onStop[i]())
+		}
 		for i := len(e.components) - 1; i >= 0; i-- {
 			errs = append(errs, e.components[i].stop())
 		}

@@ -78,7 +78,8 @@ func TestTenantClusterReconcileWrites(t *testing.T) {
 	w.reconciler = &tenantcluster.Reconciler{
 		Client: w.client, APIReader: w.client, Tenants: tenant.Matcher{Prefix: "cluster-"},
 		KubeconfigSecret: "tenant-kubeconfig", KubeconfigSecretKey: "kubeconfig",
-		Probe: func(context.Context, *rest.Config) error { return w.probeErr },
+		Connections: &tenant.Clients{},
+		Probe:       func(context.Context, *rest.Config) error { return w.probeErr },
 	}
 	ctx := t.Context()
 	source := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "writes-kubeconfig"}, Data: map[string][]byte{"kubeconfig": env.KubeconfigBytes}}

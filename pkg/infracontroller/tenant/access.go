@@ -81,9 +81,9 @@ func (a *Access) Connect(ctx context.Context, reader ctrlruntimeclient.Reader, n
 		a.Watches.Stop(namespace)
 		return nil, err
 	}
-	// Cheap when the kubeconfig is unchanged; the watch starts in the
+	// Cheap when the connection is unchanged; the watch starts in the
 	// background and never blocks the caller.
-	if err := a.Watches.Ensure(namespace, kubeconfig); err != nil {
+	if err := a.Watches.ensure(cn); err != nil {
 		return nil, err
 	}
 	// A tenant cluster that did not answer a moment ago fails at once

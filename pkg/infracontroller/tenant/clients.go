@@ -96,7 +96,7 @@ func (c *Clients) newConn(namespace string, kubeconfig []byte) (*conn, error) {
 		UserAgent: userAgent, QPS: tenantQPS, Burst: tenantBurst, Timeout: requestTimeout, Wrap: c.Wrap,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("failed to connect to the tenant cluster of %s: %w", namespace, err)
+		return nil, fmt.Errorf("failed to use the tenant kubeconfig of %s: %w", namespace, err)
 	}
 	cn := &conn{Connection: rc, namespace: namespace}
 	cn.client, err = ctrlruntimeclient.New(rc.Config, ctrlruntimeclient.Options{Scheme: c.Scheme, Mapper: c.Mapper, HTTPClient: rc.HTTPClient})

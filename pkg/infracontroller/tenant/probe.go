@@ -19,23 +19,25 @@ const probeTimeout = 5 * time.Second
 // when there is none or the kubeconfig changed). Unlike the requests of
 // the reconcilers it is sent while the cluster is known to be unreachable:
 // it is how the TenantCluster controller finds out, and its outcome is
-// the connection's health from then on.
-func (c *Clients) Probe(ctx context.Context, namespace string, kubeconfig []byte) error {
+// the connection's health from then on. host is the API server the
+// kubeconfig names; a kubeconfig that cannot be used is
+// kubeconfig.ErrInvalid, and host is then empty.
+func (c *Clients) Probe(ctx context.Context, namespace string, kubeconfig []byte) (host string, err error) {
 	cn, err := c.conn(namespace, kubeconfig)
 	if err != nil {
-		return err
+		return "", err
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	body, err := cn.version.Get().AbsPath("/version").Do(ctx).Raw()
 	if err != nil {
-		return err
+		return cn.Config.Host, err
 	}
 	var info version.Info
 	if err := json.Unmarshal(body, &info); err != nil {
-		return fmt.Errorf("the answer to GET /version is not a version: %w", err)
+		return cn.Config.Host, fmt.Errorf("the answer to GET /version is not a version: %w", err)
 	}
-	return nil
+	return cn.Config.Host, nil
 }
 
 // Health returns the health state of the connection of namespace; ok is

@@ -57,7 +57,7 @@ func TestProbeReusesTheConnectionOfTheKubeconfig(t *testing.T) {
 	one, two := kubeconfigWithToken(t, srv.URL, secretToken), kubeconfigWithToken(t, srv.URL+"/", secretToken)
 	var c Clients
 	for range 3 {
-		must(t, c.Probe(t.Context(), "cluster-a", one))
+		must(t, probeErr(c.Probe(t.Context(), "cluster-a", one)))
 	}
 	if got := asked.Load(); got != 3 {
 		t.Errorf("the server was asked %d times, want 3", got)
@@ -68,11 +68,11 @@ func TestProbeReusesTheConnectionOfTheKubeconfig(t *testing.T) {
 	if cl != first.client {
 		t.Error("the probe and the client of one kubeconfig use different connections")
 	}
-	must(t, c.Probe(t.Context(), "cluster-b", one))
+	must(t, probeErr(c.Probe(t.Context(), "cluster-b", one)))
 	if c.entries["cluster-a"] != first || c.Len() != 2 {
 		t.Fatalf("a probe of another namespace changed the first connection, or shares it: %d connections", c.Len())
 	}
-	must(t, c.Probe(t.Context(), "cluster-a", two))
+	must(t, probeErr(c.Probe(t.Context(), "cluster-a", two)))
 	if c.entries["cluster-a"] == first || c.Len() != 2 {
 		t.Errorf("a rotated kubeconfig kept the old connection, or added one: %d connections", c.Len())
 	}
@@ -96,9 +96,12 @@ func TestProbeErrorsDoNotCarryTheKubeconfig(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c Clients
-			err := c.Probe(t.Context(), "cluster-a", kubeconfigWithToken(t, tc.host, secretToken))
+			host, err := c.Probe(t.Context(), "cluster-a", kubeconfigWithToken(t, tc.host, secretToken))
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("Probe: %v, want an error with %q", err, tc.wantErr)
+			}
+			if host != tc.host {
+				t.Errorf("Probe named host %q, want %q", host, tc.host)
 			}
 			h, _ := c.Health("cluster-a")
 			if h.Reachable != tc.wantReachable {
@@ -134,7 +137,7 @@ func TestUnreachableFailsFastForEveryReconciler(t *testing.T) {
 			})
 		}})
 
-	if err := a.Clients.Probe(t.Context(), "cluster-a", kc); err == nil {
+	if _, err := a.Clients.Probe(t.Context(), "cluster-a", kc); err == nil {
 		t.Fatal("the probe of a closed port succeeded")
 	}
 	before := sent.Load()
@@ -158,7 +161,7 @@ func TestUnreachableFailsFastForEveryReconciler(t *testing.T) {
 	restarted.Listener = listen(t, addr)
 	restarted.StartTLS()
 	t.Cleanup(restarted.Close)
-	must(t, a.Clients.Probe(t.Context(), "cluster-a", kc))
+	must(t, probeErr(a.Clients.Probe(t.Context(), "cluster-a", kc)))
 	if h, _ := a.Clients.Health("cluster-a"); !h.Reachable {
 		t.Errorf("health after an answer = %+v, want reachable", h)
 	}
@@ -199,3 +202,6 @@ func listen(t *testing.T, addr string) net.Listener {
 	must(t, err)
 	return l
 }
+
+// probeErr returns the error of Clients.Probe.
+func probeErr(_ string, err error) error { return err }

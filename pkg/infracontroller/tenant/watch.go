@@ -48,7 +48,8 @@ var (
 // starts them, and all of them end when the manager stops. Like the
 // controllers that use it, it runs only while the manager is the leader.
 //
-// The zero value is not usable: set Kinds. A Watches must not be copied.
+// The zero value is not usable: set Kinds and Clients. A Watches must not
+// be copied.
 type Watches struct {
 	// Scheme maps Kinds to their API types; client-go's scheme when nil.
 	Scheme *runtime.Scheme
@@ -57,9 +58,13 @@ type Watches struct {
 	// Mapper, when set, maps Kinds for every tenant watch (see
 	// StaticMapper); without it each watch discovers its cluster's API.
 	Mapper meta.RESTMapper
-	// Clients are the connections the watches use; a Watches without them
-	// keeps connections of its own.
+	// Clients are the connections the watches use; required.
 	Clients *Clients
+
+	// kinds are the kinds of Kinds, in their order, computed once.
+	kinds     []schema.GroupVersionKind
+	kindsErr  error
+	kindsOnce sync.Once
 
 	mu sync.Mutex
 	// started is set by Start, stopped when its context ends.
@@ -109,13 +114,9 @@ func (w *Watches) Source() source.Source {
 // the controller starts the source are delivered when it does. A kind that
 // is not among Kinds is an error.
 func (w *Watches) Subscribe(kinds ...ctrlruntimeclient.Object) (source.Source, error) {
-	watched := map[schema.GroupVersionKind]bool{}
-	for _, kind := range w.Kinds {
-		gvk, err := w.gvk(kind)
-		if err != nil {
-			return nil, err
-		}
-		watched[gvk] = true
+	gvks, err := w.watchedKinds()
+	if err != nil {
+		return nil, err
 	}
 	sub := &subscription{}
 	for _, kind := range kinds {
@@ -123,7 +124,7 @@ func (w *Watches) Subscribe(kinds ...ctrlruntimeclient.Object) (source.Source, e
 		if err != nil {
 			return nil, err
 		}
-		if !watched[gvk] {
+		if !slices.Contains(gvks, gvk) {
 			return nil, fmt.Errorf("%s is not among the watched kinds of the tenant clusters", gvk)
 		}
 		if sub.kinds == nil {
@@ -163,6 +164,21 @@ func (w *Watches) source(sub *subscription) source.Source {
 	})
 }
 
+// watchedKinds returns the kinds of Kinds, in their order.
+func (w *Watches) watchedKinds() ([]schema.GroupVersionKind, error) {
+	w.kindsOnce.Do(func() {
+		for _, kind := range w.Kinds {
+			gvk, err := w.gvk(kind)
+			if err != nil {
+				w.kindsErr = err
+				return
+			}
+			w.kinds = append(w.kinds, gvk)
+		}
+	})
+	return w.kinds, w.kindsErr
+}
+
 // gvk returns the kind of obj in the scheme of w.
 func (w *Watches) gvk(obj ctrlruntimeclient.Object) (schema.GroupVersionKind, error) {
 	scheme := w.Scheme
@@ -189,15 +205,24 @@ func (w *Watches) removeQueue(sub *subscription, queue workqueue.TypedRateLimiti
 // blocks the caller. A kubeconfig that cannot be used ends the old watch and
 // is reported. After the manager stopped, Ensure does nothing.
 func (w *Watches) Ensure(namespace string, kubeconfig []byte) error {
-	if len(w.Kinds) == 0 {
-		return errors.New("the tenant watches have no kinds to watch")
+	if w.Clients == nil {
+		return errors.New("the tenant watches have no connections (Clients)")
 	}
-	cn, err := w.clients().conn(namespace, kubeconfig)
+	cn, err := w.Clients.conn(namespace, kubeconfig)
 	if err != nil {
 		// The old watch follows a kubeconfig that cannot be used.
 		w.Stop(namespace)
 		return err
 	}
+	return w.ensure(cn)
+}
+
+// ensure makes sure the tenant cluster of cn is watched over cn; see Ensure.
+func (w *Watches) ensure(cn *conn) error {
+	if len(w.Kinds) == 0 {
+		return errors.New("the tenant watches have no kinds to watch")
+	}
+	namespace := cn.namespace
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped {
@@ -221,17 +246,6 @@ func (w *Watches) Ensure(namespace string, kubeconfig []byte) error {
 		w.launch(e)
 	}
 	return nil
-}
-
-// clients returns the connections of the watches, creating private ones
-// when none were given.
-func (w *Watches) clients() *Clients {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.Clients == nil {
-		w.Clients = &Clients{Scheme: w.Scheme, Mapper: w.Mapper}
-	}
-	return w.Clients
 }
 
 // newCache builds, without contacting the tenant cluster, a cache of the
@@ -356,12 +370,13 @@ func (w *Watches) launch(e *watch) {
 // tenant cluster cannot be reached, and runs its cache until ctx ends.
 func (w *Watches) run(ctx context.Context, e *watch) {
 	log := logf.Log.WithName("tenant-watch").WithValues("namespace", e.namespace)
-	for _, kind := range w.Kinds {
-		gvk, err := w.gvk(kind)
-		if err != nil {
-			log.Error(err, "failed to watch the tenant cluster")
-			return
-		}
+	gvks, err := w.watchedKinds()
+	if err != nil {
+		log.Error(err, "failed to watch the tenant cluster")
+		return
+	}
+	for i, kind := range w.Kinds {
+		gvk := gvks[i]
 		informer, err := getInformer(ctx, log, e.cache, kind)
 		if err != nil {
 			return // the watch was stopped

@@ -130,7 +130,7 @@ func class(name string, managed bool) *storagev1.StorageClass {
 func TestWatches(t *testing.T) {
 	env := envtest.Start(t)
 	ctx, c := t.Context(), env.Client
-	w := &Watches{Kinds: []ctrlruntimeclient.Object{&storagev1.StorageClass{}}}
+	w := &Watches{Kinds: []ctrlruntimeclient.Object{&storagev1.StorageClass{}}, Clients: &Clients{}}
 	// Both are used before Start and before the source is started: the
 	// watch and the event wait for them.
 	must(t, w.Ensure("cluster-a", env.KubeconfigBytes))
@@ -215,7 +215,7 @@ func TestWatches(t *testing.T) {
 func TestWatchesSubscribe(t *testing.T) {
 	env := envtest.Start(t)
 	ctx, c := t.Context(), env.Client
-	w := &Watches{Kinds: []ctrlruntimeclient.Object{&storagev1.StorageClass{}, &storagev1.CSIDriver{}}}
+	w := &Watches{Kinds: []ctrlruntimeclient.Object{&storagev1.StorageClass{}, &storagev1.CSIDriver{}}, Clients: &Clients{}}
 	classes, err := w.Subscribe(&storagev1.StorageClass{})
 	must(t, err)
 	drivers, err := w.Subscribe(&storagev1.CSIDriver{})
@@ -291,7 +291,7 @@ func TestWatchesEnsureErrors(t *testing.T) {
 		{name: "an empty kubeconfig", kinds: []ctrlruntimeclient.Object{&storagev1.StorageClass{}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := &Watches{Kinds: tc.kinds}
+			w := &Watches{Kinds: tc.kinds, Clients: &Clients{}}
 			if err := w.Ensure("cluster-a", tc.kubeconfig); err == nil {
 				t.Error("Ensure succeeded")
 			}
@@ -300,8 +300,14 @@ func TestWatchesEnsureErrors(t *testing.T) {
 			}
 		})
 	}
-	t.Run("a second Start fails", func(t *testing.T) {
+	t.Run("no connections", func(t *testing.T) {
 		w := &Watches{Kinds: []ctrlruntimeclient.Object{&storagev1.StorageClass{}}}
+		if err := w.Ensure("cluster-a", kubeconfig(t, "https://127.0.0.1:1")); err == nil {
+			t.Error("Ensure succeeded without Clients")
+		}
+	})
+	t.Run("a second Start fails", func(t *testing.T) {
+		w := &Watches{Kinds: []ctrlruntimeclient.Object{&storagev1.StorageClass{}}, Clients: &Clients{}}
 		startWatches(t, w)
 		for started := false; !started; time.Sleep(10 * time.Millisecond) {
 			w.mu.Lock()

@@ -38,7 +38,7 @@ func (r *Reconciler) delete(ctx context.Context, tc *infrav1alpha1.TenantCluster
 		if err := r.removeFinalizer(ctx, tc); err != nil {
 			return reconcile.Result{}, err
 		}
-		r.connections().Forget(r.Namespace(tc))
+		r.Connections.Forget(r.Namespace(tc))
 		return reconcile.Result{}, nil
 	}
 	if err != nil {

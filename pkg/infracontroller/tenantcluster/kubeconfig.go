@@ -11,11 +11,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 )
 
 // notReadyRecheck is how soon a TenantCluster whose kubeconfig is not
@@ -62,13 +62,13 @@ func (r *Reconciler) checkKubeconfig(ctx context.Context, tc *infrav1alpha1.Tena
 	if !ok {
 		return s
 	}
-	cfg, err := tenant.RESTConfig(namespace, data)
-	if err != nil {
+	host, err := r.probe(ctx, namespace, data)
+	switch {
+	case errors.Is(err, kubeconfig.ErrInvalid):
 		return kubeconfigState{reason: infrav1alpha1.ReasonKubeconfigInvalid, message: err.Error()}
-	}
-	if err := r.probe(ctx, namespace, data, cfg); err != nil {
+	case err != nil:
 		return kubeconfigState{reason: infrav1alpha1.ReasonTenantUnreachable,
-			message: fmt.Sprintf("the tenant cluster at %s does not answer: %v", cfg.Host, err)}
+			message: fmt.Sprintf("the tenant cluster at %s does not answer: %v", host, err)}
 	}
 	return kubeconfigState{reason: infrav1alpha1.ReasonTenantReachable, message: "the tenant kubeconfig parses and the tenant cluster answers"}
 }
@@ -100,22 +100,17 @@ func (r *Reconciler) placedKubeconfig(ctx context.Context, tc *infrav1alpha1.Ten
 func isMissingKey(err error) bool { return errors.Is(err, tenant.ErrNoSecretKey) }
 
 // probe checks that the tenant cluster of namespace answers with the
-// kubeconfig, whose REST config is cfg.
-func (r *Reconciler) probe(ctx context.Context, namespace string, kubeconfig []byte, cfg *rest.Config) error {
-	if r.Probe != nil {
-		return r.Probe(ctx, cfg)
+// kubeconfig, which it parses once, and returns the API server it names.
+// A kubeconfig that cannot be used is kubeconfig.ErrInvalid.
+func (r *Reconciler) probe(ctx context.Context, namespace string, data []byte) (host string, err error) {
+	if r.Probe == nil {
+		return r.Connections.Probe(ctx, namespace, data)
 	}
-	return r.connections().Probe(ctx, namespace, kubeconfig)
-}
-
-// connections returns r.Connections, a set of its own when that is nil.
-func (r *Reconciler) connections() *tenant.Clients {
-	r.once.Do(func() {
-		if r.Connections == nil {
-			r.Connections = &tenant.Clients{}
-		}
-	})
-	return r.Connections
+	cfg, err := tenant.RESTConfig(namespace, data)
+	if err != nil {
+		return "", err
+	}
+	return cfg.Host, r.Probe(ctx, cfg)
 }
 
 // copyKubeconfig copies the referenced kubeconfig into the namespace and

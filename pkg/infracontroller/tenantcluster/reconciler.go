@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,7 +75,7 @@ type Reconciler struct {
 	// Connections are the connections to tenant clusters, shared with the
 	// other reconcilers of the infra-controller: the probe that tells
 	// whether a tenant cluster answers goes over them and becomes their
-	// health. A set of its own when nil.
+	// health. Required.
 	Connections *tenant.Clients
 	// Probe, when set, replaces the probe (a version request with a short
 	// timeout over Connections).
@@ -85,8 +84,6 @@ type Reconciler struct {
 	// process reads spec.images or spec.networks; a TenantCluster that
 	// sets them is told so in ConfigReady.
 	ImageCacheOff, NetworksOff bool
-
-	once sync.Once
 }
 
 // TenantCleanup removes what the infra-controller made in a tenant
@@ -103,6 +100,9 @@ type TenantCleanup interface {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Tenants.Validate(); err != nil {
 		return err
+	}
+	if r.Connections == nil {
+		return errors.New("the TenantCluster controller needs the tenant connections (Connections)")
 	}
 	configMaps, err := ownedConfigMapCache(mgr)
 	if err != nil {

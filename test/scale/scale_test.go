@@ -35,8 +35,13 @@ type result struct {
 	replicas       int
 	controllerTime time.Duration
 	rawTime        time.Duration
-	userRequests   float64
-	infraRequests  float64
+	// controllerVMsCreated and rawVMsCreated are how long it took until
+	// every VM existed, the first part of controllerTime and rawTime: what
+	// remains is the guests' start and, for the controller, linking the
+	// Nodes.
+	controllerVMsCreated, rawVMsCreated time.Duration
+	userRequests                        float64
+	infraRequests                       float64
 	// requests counts the controller's requests by cluster ("user" or
 	// "infra"), method and status code, e.g. "user PATCH 200".
 	requests map[string]float64
@@ -70,14 +75,14 @@ func measure(tb testing.TB, replicas int, timeout time.Duration) result {
 	res := result{replicas: replicas}
 	raw := startRig(tb)
 	var err error
-	if res.rawTime, err = rawScaleUp(tb, raw, replicas, timeout); err != nil {
+	if res.rawTime, res.rawVMsCreated, err = rawScaleUp(tb, raw, replicas, timeout); err != nil {
 		tb.Fatal(err)
 	}
 	raw.stop(tb)
 	r := startRig(tb)
 	proxy := startProxy(tb, r.user)
 	ctrlProc := startController(tb, r, proxy.kubeconfig(tb))
-	if res.controllerTime, err = controllerScaleUp(tb, r, replicas, timeout); err != nil {
+	if res.controllerTime, res.controllerVMsCreated, err = controllerScaleUp(tb, r, replicas, timeout); err != nil {
 		tb.Fatal(err)
 	}
 	waitForDeploymentStatus(tb, r, replicas)
@@ -101,8 +106,9 @@ func measure(tb testing.TB, replicas int, timeout time.Duration) result {
 }
 
 // controllerScaleUp creates a MachineDeployment of replicas and waits until
-// every VM exists and every Machine has a nodeRef.
-func controllerScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (time.Duration, error) {
+// every VM exists and every Machine has a nodeRef; it returns how long that
+// took and how long until every VM existed (0 if that never happened).
+func controllerScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (total, vmsAt time.Duration, err error) {
 	tb.Helper()
 	ctx := tb.Context()
 	md := &clusterv1alpha1.MachineDeployment{
@@ -121,11 +127,11 @@ func controllerScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duratio
 	}
 	start := time.Now()
 	if err := r.user.Client.Create(ctx, md); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// Duplicate VMs do not go away: they end the wait at once.
 	var duplicates error
-	err := poll.Wait(ctx, timeout, func() error {
+	err = poll.Wait(ctx, timeout, func() error {
 		vms := &kubevirtcorev1.VirtualMachineList{}
 		if err := r.infra.Client.List(ctx, vms, ctrlruntimeclient.InNamespace(infraNamespace)); err != nil {
 			return err
@@ -140,7 +146,13 @@ func controllerScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duratio
 				linked++
 			}
 		}
+		if vmsAt == 0 && len(vms.Items) == replicas {
+			vmsAt = time.Since(start)
+		}
 		state := fmt.Sprintf("%d VMs, %d Machines, %d with nodeRef", len(vms.Items), len(machines.Items), linked)
+		if vmsAt > 0 {
+			state += fmt.Sprintf("; every VM existed after %s", vmsAt.Round(time.Second))
+		}
 		if len(vms.Items) > replicas {
 			duplicates = fmt.Errorf("duplicate VMs: %s", state)
 			return nil
@@ -150,7 +162,7 @@ func controllerScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duratio
 		}
 		return nil
 	})
-	return time.Since(start), errors.Join(err, duplicates)
+	return time.Since(start), vmsAt, errors.Join(err, duplicates)
 }
 
 // waitForDeploymentStatus waits until the MachineDeployment's status, and
@@ -176,8 +188,9 @@ func waitForDeploymentStatus(tb testing.TB, r *rig, replicas int) {
 // rawScaleUp creates what the controller would, directly: the image's cache
 // DataVolume once, per Machine the user-data Secret and the VirtualMachine (built by the same builder) on the
 // infra cluster and the Machine on the user cluster, then waits until every
-// guest's Node is Ready.
-func rawScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (time.Duration, error) {
+// guest's Node is Ready. It returns how long that took and how long the
+// creation alone took.
+func rawScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (total, vmsAt time.Duration, err error) {
 	tb.Helper()
 	ctx := tb.Context()
 	getenv := func(key string) string {
@@ -188,16 +201,16 @@ func rawScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (tim
 	}
 	settings, _, err := config.Load(ctx, []byte(providerSpec), nil, config.Options{Getenv: getenv})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	start := time.Now()
 	cache, err := vm.CacheDataVolume(vm.Input{Settings: settings, Facts: vm.Facts{Namespace: infraNamespace}})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if cache != nil {
 		if err := r.infra.Client.Create(ctx, cache); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	for i := range replicas {
@@ -205,7 +218,7 @@ func rawScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (tim
 		objs, err := vm.Build(vm.Input{Settings: settings, Machine: vm.MachineInfo{Name: name, MachineDeployment: "scale"},
 			Facts: vm.Facts{Namespace: infraNamespace}, UserData: "#cloud-config\n"})
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		machine := &clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system"}}
 		for _, c := range []struct {
@@ -213,10 +226,11 @@ func rawScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (tim
 			obj ctrlruntimeclient.Object
 		}{{r.infra.Client, objs.UserDataSecret}, {r.infra.Client, objs.VirtualMachine}, {r.user.Client, machine}} {
 			if err := c.c.Create(ctx, c.obj); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		}
 	}
+	vmsAt = time.Since(start)
 	err = poll.Wait(ctx, timeout, func() error {
 		nodes := &corev1.NodeList{}
 		if err := r.user.Client.List(ctx, nodes); err != nil {
@@ -235,7 +249,7 @@ func rawScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (tim
 		}
 		return nil
 	})
-	return time.Since(start), err
+	return time.Since(start), vmsAt, err
 }
 
 // userBudget is the most user-cluster requests per Machine that

@@ -64,6 +64,9 @@ func registerNode(ctx context.Context, c ctrlruntimeclient.Client, node *corev1.
 		return fmt.Errorf("failed to register node %s: %w", node.Name, err)
 	}
 	if !nodeReady(node) || len(node.Status.Addresses) == 0 || node.Status.Addresses[0].Address != ip {
+		// A patch, as a kubelet sends: a controller that labels the
+		// Node meanwhile does not make the report conflict.
+		before := node.DeepCopy()
 		now := metav1.Now()
 		status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: node.Name}}
 		status.Conditions = []corev1.NodeCondition{{
@@ -72,7 +75,7 @@ func registerNode(ctx context.Context, c ctrlruntimeclient.Client, node *corev1.
 		}}
 		status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: KubeletVersion, OperatingSystem: "linux", Architecture: "amd64"}
 		node.Status = status
-		if err := c.Status().Update(ctx, node); err != nil {
+		if err := c.Status().Patch(ctx, node, ctrlruntimeclient.MergeFrom(before)); err != nil {
 			return fmt.Errorf("failed to report node %s ready: %w", node.Name, err)
 		}
 	}

@@ -1,11 +1,13 @@
 package scale
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,8 +42,11 @@ type result struct {
 	// remains is the guests' start and, for the controller, linking the
 	// Nodes.
 	controllerVMsCreated, rawVMsCreated time.Duration
-	userRequests                        float64
-	infraRequests                       float64
+	// controllerNodesReady is how long it took until every Node was Ready
+	// in the controller run; rawTime ends there.
+	controllerNodesReady time.Duration
+	userRequests         float64
+	infraRequests        float64
 	// requests counts the controller's requests by cluster ("user" or
 	// "infra"), method and status code, e.g. "user PATCH 200".
 	requests map[string]float64
@@ -82,7 +87,7 @@ func measure(tb testing.TB, replicas int, timeout time.Duration) result {
 	r := startRig(tb)
 	proxy := startProxy(tb, r.user)
 	ctrlProc := startController(tb, r, proxy.kubeconfig(tb))
-	if res.controllerTime, res.controllerVMsCreated, err = controllerScaleUp(tb, r, replicas, timeout); err != nil {
+	if res.controllerTime, res.controllerVMsCreated, res.controllerNodesReady, err = controllerScaleUp(tb, r, replicas, timeout); err != nil {
 		tb.Fatal(err)
 	}
 	waitForDeploymentStatus(tb, r, replicas)
@@ -107,8 +112,9 @@ func measure(tb testing.TB, replicas int, timeout time.Duration) result {
 
 // controllerScaleUp creates a MachineDeployment of replicas and waits until
 // every VM exists and every Machine has a nodeRef; it returns how long that
-// took and how long until every VM existed (0 if that never happened).
-func controllerScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (total, vmsAt time.Duration, err error) {
+// took, and how long until every VM existed and until every Node was Ready
+// (0 if that never happened).
+func controllerScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (total, vmsAt, nodesAt time.Duration, err error) {
 	tb.Helper()
 	ctx := tb.Context()
 	md := &clusterv1alpha1.MachineDeployment{
@@ -125,20 +131,31 @@ func controllerScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duratio
 			},
 		},
 	}
+	infra, stopInfra := watchKinds(tb, r.infra, &kubevirtcorev1.VirtualMachine{})
+	defer stopInfra()
+	user, stopUser := watchKinds(tb, r.user, &clusterv1alpha1.Machine{}, &corev1.Node{})
+	defer stopUser()
 	start := time.Now()
 	if err := r.user.Client.Create(ctx, md); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	// Duplicate VMs do not go away: they end the wait at once.
 	var duplicates error
 	err = poll.Wait(ctx, timeout, func() error {
 		vms := &kubevirtcorev1.VirtualMachineList{}
-		if err := r.infra.Client.List(ctx, vms, ctrlruntimeclient.InNamespace(infraNamespace)); err != nil {
+		if err := infra.List(ctx, vms, ctrlruntimeclient.InNamespace(infraNamespace), noCopy); err != nil {
 			return err
 		}
 		machines := &clusterv1alpha1.MachineList{}
-		if err := r.user.Client.List(ctx, machines, ctrlruntimeclient.InNamespace("kube-system")); err != nil {
+		if err := user.List(ctx, machines, ctrlruntimeclient.InNamespace("kube-system"), noCopy); err != nil {
 			return err
+		}
+		ready, err := readyNodes(ctx, user)
+		if err != nil {
+			return err
+		}
+		if nodesAt == 0 && ready == replicas {
+			nodesAt = time.Since(start)
 		}
 		linked := 0
 		for _, m := range machines.Items {
@@ -153,6 +170,10 @@ func controllerScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duratio
 		if vmsAt > 0 {
 			state += fmt.Sprintf("; every VM existed after %s", vmsAt.Round(time.Second))
 		}
+		state += fmt.Sprintf("; %d Nodes Ready", ready)
+		if nodesAt > 0 {
+			state += fmt.Sprintf(", all after %s", nodesAt.Round(time.Second))
+		}
 		if len(vms.Items) > replicas {
 			duplicates = fmt.Errorf("duplicate VMs: %s", state)
 			return nil
@@ -162,7 +183,24 @@ func controllerScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duratio
 		}
 		return nil
 	})
-	return time.Since(start), vmsAt, errors.Join(err, duplicates)
+	return time.Since(start), vmsAt, nodesAt, errors.Join(err, duplicates)
+}
+
+// readyNodes counts the Nodes whose Ready condition is True.
+func readyNodes(ctx context.Context, c ctrlruntimeclient.Reader) (int, error) {
+	nodes := &corev1.NodeList{}
+	if err := c.List(ctx, nodes, noCopy); err != nil {
+		return 0, err
+	}
+	ready := 0
+	for _, n := range nodes.Items {
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				ready++
+			}
+		}
+	}
+	return ready, nil
 }
 
 // waitForDeploymentStatus waits until the MachineDeployment's status, and
@@ -203,46 +241,30 @@ func rawScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (tot
 	if err != nil {
 		return 0, 0, err
 	}
+	user, stopUser := watchKinds(tb, r.user, &corev1.Node{})
+	defer stopUser()
 	start := time.Now()
 	cache, err := vm.CacheDataVolume(vm.Input{Settings: settings, Facts: vm.Facts{Namespace: infraNamespace}})
 	if err != nil {
 		return 0, 0, err
 	}
+	facts := vm.Facts{Namespace: infraNamespace}
 	if cache != nil {
 		if err := r.infra.Client.Create(ctx, cache); err != nil {
 			return 0, 0, err
 		}
+		// The VMs clone their root disk from the cache, as the
+		// controller's do.
+		facts.CacheDataVolume = cache.Name
 	}
-	for i := range replicas {
-		name := fmt.Sprintf("scale-raw-%04d", i)
-		objs, err := vm.Build(vm.Input{Settings: settings, Machine: vm.MachineInfo{Name: name, MachineDeployment: "scale"},
-			Facts: vm.Facts{Namespace: infraNamespace}, UserData: "#cloud-config\n"})
-		if err != nil {
-			return 0, 0, err
-		}
-		machine := &clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system"}}
-		for _, c := range []struct {
-			c   ctrlruntimeclient.Client
-			obj ctrlruntimeclient.Object
-		}{{r.infra.Client, objs.UserDataSecret}, {r.infra.Client, objs.VirtualMachine}, {r.user.Client, machine}} {
-			if err := c.c.Create(ctx, c.obj); err != nil {
-				return 0, 0, err
-			}
-		}
+	if err := createRaw(ctx, r, settings, facts, replicas); err != nil {
+		return 0, 0, err
 	}
 	vmsAt = time.Since(start)
 	err = poll.Wait(ctx, timeout, func() error {
-		nodes := &corev1.NodeList{}
-		if err := r.user.Client.List(ctx, nodes); err != nil {
+		ready, err := readyNodes(ctx, user)
+		if err != nil {
 			return err
-		}
-		ready := 0
-		for _, n := range nodes.Items {
-			for _, c := range n.Status.Conditions {
-				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-					ready++
-				}
-			}
 		}
 		if ready != replicas {
 			return fmt.Errorf("waiting for every Node Ready: %d Nodes ready", ready)
@@ -250,6 +272,55 @@ func rawScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (tot
 		return nil
 	})
 	return time.Since(start), vmsAt, err
+}
+
+// rawWorkers is how many Machines the raw client creates at once: the
+// controller's --worker-count in the benchmark, so that both take the
+// infra cluster's pipeline (virt-controller, cdi-controller, the
+// simulator) the same burst of VMs.
+const rawWorkers = 20
+
+// createRaw creates, rawWorkers Machines at a time, per Machine the
+// user-data Secret and the VirtualMachine on the infra cluster and the
+// Machine on the user cluster.
+func createRaw(ctx context.Context, r *rig, settings *config.Settings, facts vm.Facts, replicas int) error {
+	names := make(chan string)
+	errs := make([]error, rawWorkers)
+	var wg sync.WaitGroup
+	for w := range rawWorkers {
+		wg.Go(func() {
+			for name := range names {
+				if errs[w] == nil {
+					errs[w] = createRawMachine(ctx, r, settings, facts, name)
+				}
+			}
+		})
+	}
+	for i := range replicas {
+		names <- fmt.Sprintf("scale-raw-%04d", i)
+	}
+	close(names)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// createRawMachine creates the objects of one Machine; see createRaw.
+func createRawMachine(ctx context.Context, r *rig, settings *config.Settings, facts vm.Facts, name string) error {
+	objs, err := vm.Build(vm.Input{Settings: settings, Machine: vm.MachineInfo{Name: name, MachineDeployment: "scale"},
+		Facts: facts, UserData: "#cloud-config\n"})
+	if err != nil {
+		return err
+	}
+	machine := &clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system"}}
+	for _, c := range []struct {
+		c   ctrlruntimeclient.Client
+		obj ctrlruntimeclient.Object
+	}{{r.infra.Client, objs.UserDataSecret}, {r.infra.Client, objs.VirtualMachine}, {r.user.Client, machine}} {
+		if err := c.c.Create(ctx, c.obj); err != nil {
+			return fmt.Errorf("failed to create %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // userBudget is the most user-cluster requests per Machine that
@@ -328,7 +399,7 @@ func BenchmarkScaleUp(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		s := measureRepeated(b, replicas, repeats, 20*time.Minute)
+		s := measureRepeated(b, replicas, repeats, 30*time.Minute)
 		// The testing package keeps only 10 lines of a benchmark's log;
 		// the full summary goes to stdout.
 		fmt.Fprint(os.Stdout, s)

@@ -56,6 +56,7 @@ type summary struct {
 	controller, raw   spread
 	// controllerVMsCreated and rawVMsCreated spread the time until every VM existed.
 	controllerVMsCreated, rawVMsCreated spread
+	controllerNodesReady                spread
 	ratio                               spread
 	user, infra                         spread
 	rssMiB                              spread
@@ -85,6 +86,7 @@ func summarize(results []result) summary {
 	s.raw = pick(func(r result) float64 { return r.rawTime.Seconds() })
 	s.controllerVMsCreated = pick(func(r result) float64 { return r.controllerVMsCreated.Seconds() })
 	s.rawVMsCreated = pick(func(r result) float64 { return r.rawVMsCreated.Seconds() })
+	s.controllerNodesReady = pick(func(r result) float64 { return r.controllerNodesReady.Seconds() })
 	s.ratio = pick(func(r result) float64 { return r.controllerTime.Seconds() / r.rawTime.Seconds() })
 	s.user = pick(func(r result) float64 { return perMachine(r.userRequests, r) })
 	s.infra = pick(func(r result) float64 { return perMachine(r.infraRequests, r) })
@@ -115,6 +117,7 @@ func (s summary) String() string {
 	fmt.Fprintf(&b, "%d replicas, %d repeats (min / median / max):\n", s.replicas, s.repeats)
 	fmt.Fprintf(&b, "  controller %s s, raw client %s s, time ratio %s\n", s.controller.format("%.1f"), s.raw.format("%.1f"), s.ratio.format("%.2f"))
 	fmt.Fprintf(&b, "  every VM existed after: controller %s s, raw client %s s\n", s.controllerVMsCreated.format("%.1f"), s.rawVMsCreated.format("%.1f"))
+	fmt.Fprintf(&b, "  every Node Ready after: controller %s s, raw client %s s (the raw time)\n", s.controllerNodesReady.format("%.1f"), s.raw.format("%.1f"))
 	fmt.Fprintf(&b, "  requests per Machine: user %s, infra %s\n", s.user.format("%.2f"), s.infra.format("%.2f"))
 	fmt.Fprintf(&b, "  controller peak RSS %s MiB\n", s.rssMiB.format("%.0f"))
 	for _, k := range slices.Sorted(maps.Keys(s.requests)) {
@@ -129,8 +132,9 @@ func (s summary) String() string {
 
 // String renders one scale-up.
 func (r result) String() string {
-	return fmt.Sprintf("%d replicas: controller %s, raw client %s (ratio %.2f; every VM after %s and %s), requests per Machine: user %.2f, infra %.2f, controller peak RSS %d MiB",
+	return fmt.Sprintf("%d replicas: controller %s, raw client %s (ratio %.2f; every VM after %s and %s; every Node Ready after %s in the controller run), requests per Machine: user %.2f, infra %.2f, controller peak RSS %d MiB",
 		r.replicas, r.controllerTime.Round(time.Millisecond), r.rawTime.Round(time.Millisecond),
 		r.controllerTime.Seconds()/r.rawTime.Seconds(), r.controllerVMsCreated.Round(time.Millisecond), r.rawVMsCreated.Round(time.Millisecond),
+		r.controllerNodesReady.Round(time.Millisecond),
 		r.userRequests/float64(r.replicas), r.infraRequests/float64(r.replicas), r.peakRSS>>20)
 }

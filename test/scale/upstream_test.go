@@ -112,7 +112,7 @@ func measureUpstream(tb testing.TB, bin string, replicas int, timeout time.Durat
 		tb.Fatalf("%v\nlast lines of upstream's log:\n%s", err, proc.logTail(40))
 	}
 	res := upstreamResult{replicas: replicas}
-	if res.time, _, err = controllerScaleUp(tb, r, replicas, timeout); err != nil {
+	if res.time, _, _, err = controllerScaleUp(tb, r, replicas, timeout); err != nil {
 		tb.Fatalf("%v\nlast lines of upstream's log:\n%s", err, proc.logTail(40))
 	}
 	byHost, byMethod, err := proc.requestsByHost(tb.Context())

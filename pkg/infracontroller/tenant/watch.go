@@ -205,8 +205,10 @@ func (w *Watches) removeQueue(sub *subscription, queue workqueue.TypedRateLimiti
 // blocks the caller. A kubeconfig that cannot be used ends the old watch and
 // is reported. After the manager stopped, Ensure does nothing.
 func (w *Watches) Ensure(namespace string, kubeconfig []byte) error {
-	if w.Clients == nil {
-		return errors.New("the tenant watches have no connections (Clients)")
+	// A misconfigured Watches is refused before a connection is built
+	// that nothing would use.
+	if err := w.configured(); err != nil {
+		return err
 	}
 	cn, err := w.Clients.conn(namespace, kubeconfig)
 	if err != nil {
@@ -217,10 +219,21 @@ func (w *Watches) Ensure(namespace string, kubeconfig []byte) error {
 	return w.ensure(cn)
 }
 
-// ensure makes sure the tenant cluster of cn is watched over cn; see Ensure.
-func (w *Watches) ensure(cn *conn) error {
+// configured says what a Watches lacks to be used: connections and kinds.
+func (w *Watches) configured() error {
+	if w.Clients == nil {
+		return errors.New("the tenant watches have no connections (Clients)")
+	}
 	if len(w.Kinds) == 0 {
 		return errors.New("the tenant watches have no kinds to watch")
+	}
+	return nil
+}
+
+// ensure makes sure the tenant cluster of cn is watched over cn; see Ensure.
+func (w *Watches) ensure(cn *conn) error {
+	if err := w.configured(); err != nil {
+		return err
 	}
 	namespace := cn.namespace
 	w.mu.Lock()

@@ -298,6 +298,10 @@ func TestWatchesEnsureErrors(t *testing.T) {
 			if diff := cmp.Diff(0, w.Running()); diff != "" {
 				t.Errorf("Running (-want +got):\n%s", diff)
 			}
+			// A refused Ensure leaves no connection behind.
+			if diff := cmp.Diff(0, w.Clients.Len()); diff != "" {
+				t.Errorf("connections (-want +got):\n%s", diff)
+			}
 		})
 	}
 	t.Run("no connections", func(t *testing.T) {

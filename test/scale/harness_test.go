@@ -92,6 +92,12 @@ type controllerProcess struct {
 
 // startController builds cmd/machine-controller and runs it against the
 // rig, reaching the user cluster through userKubeconfig.
+// workers is how many Machines are worked on at once in every run: the
+// --worker-count of the controllers, and how many Machines the raw client
+// creates at once, so that each run gives the infra cluster's pipeline
+// (virt-controller, cdi-controller, the simulator) the same burst of VMs.
+const workers = 20
+
 func startController(tb testing.TB, r *rig, userKubeconfig []byte) *controllerProcess {
 	tb.Helper()
 	dir := tb.TempDir()
@@ -108,7 +114,7 @@ func startController(tb testing.TB, r *rig, userKubeconfig []byte) *controllerPr
 	}
 	metricsAddr := freeAddr(tb)
 	cmd := exec.Command(bin, "run", "--kubeconfig", user, "--infra-kubeconfig", infra,
-		"--worker-count", "20", "--qps", "200", "--burst", "400",
+		"--worker-count", strconv.Itoa(workers), "--qps", "200", "--burst", "400",
 		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", "0")
 	cmd.Env = append(os.Environ(), "KUBEVIRT_KUBECONFIG=", "CLUSTER_ID=", "PROJECT_ID=")
 	return runProcess(tb, cmd, metricsAddr, filepath.Join(dir, "controller.log"))

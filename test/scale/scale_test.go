@@ -274,20 +274,14 @@ func rawScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (tot
 	return time.Since(start), vmsAt, err
 }
 
-// rawWorkers is how many Machines the raw client creates at once: the
-// controller's --worker-count in the benchmark, so that both take the
-// infra cluster's pipeline (virt-controller, cdi-controller, the
-// simulator) the same burst of VMs.
-const rawWorkers = 20
-
-// createRaw creates, rawWorkers Machines at a time, per Machine the
+// createRaw creates, workers Machines at a time, per Machine the
 // user-data Secret and the VirtualMachine on the infra cluster and the
 // Machine on the user cluster.
 func createRaw(ctx context.Context, r *rig, settings *config.Settings, facts vm.Facts, replicas int) error {
 	names := make(chan string)
-	errs := make([]error, rawWorkers)
+	errs := make([]error, workers)
 	var wg sync.WaitGroup
-	for w := range rawWorkers {
+	for w := range workers {
 		wg.Go(func() {
 			for name := range names {
 				if errs[w] == nil {

@@ -239,7 +239,7 @@ func startUpstreamController(tb testing.TB, bin string, r *rig) *upstreamProcess
 		tb.Fatal(err)
 	}
 	metricsAddr := freeAddr(tb)
-	cmd := exec.Command(bin, "-kubeconfig", kubeconfig, "-worker-count", "20",
+	cmd := exec.Command(bin, "-kubeconfig", kubeconfig, "-worker-count", strconv.Itoa(workers),
 		"-metrics-address", metricsAddr, "-health-probe-address", freeAddr(tb),
 		"-enable-leader-election=false")
 	cmd.Env = append(os.Environ(), "KUBEVIRT_KUBECONFIG="+string(r.infra.KubeconfigBytes),

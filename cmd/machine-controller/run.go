@@ -32,6 +32,7 @@ type runFlags struct {
 	burst                   int
 	leaderElect             bool
 	leaderElectionNamespace string
+	pprofAddress            string
 }
 
 func newRunCmd(errOut io.Writer) *cobra.Command {
@@ -67,6 +68,7 @@ namespace's VirtualMachines and VirtualMachineInstances are watched instead of p
 	fl.IntVar(&f.burst, "burst", 100, "request burst to the user cluster")
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader among replicas")
 	fl.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", "kube-system", "namespace of the leader election lease")
+	fl.StringVar(&f.pprofAddress, "pprof-bind-address", "0", `Go profiles (/debug/pprof/: heap, CPU, goroutines) address ("0" disables); profiles show cached objects, so bind it to localhost`)
 	return cmd
 }
 
@@ -98,6 +100,7 @@ func (f *runFlags) options(errOut io.Writer) (controller.RunOptions, error) {
 		InfraNodeLabels:         infraNodeLabels,
 		MetricsAddress:          f.metricsAddress,
 		HealthAddress:           f.healthAddress,
+		PprofAddress:            f.pprofAddress,
 		LeaderElection:          f.leaderElect,
 		LeaderElectionNamespace: f.leaderElectionNamespace,
 		Log:                     f.logger(errOut),

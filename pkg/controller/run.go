@@ -87,6 +87,8 @@ type RunOptions struct {
 	Name string
 	// MetricsAddress and HealthAddress are bind addresses; "0" disables.
 	MetricsAddress, HealthAddress string
+	// PprofAddress is where Go's profiles are served; "" or "0" disables.
+	PprofAddress string
 	// LeaderElection enables leader election in LeaderElectionNamespace.
 	LeaderElection          bool
 	LeaderElectionNamespace string
@@ -191,6 +193,7 @@ func (o RunOptions) newManager() (ctrl.Manager, error) {
 		Cache:                   cache.Options{NewInformer: outage.NewInformer, DefaultTransform: cache.TransformStripManagedFields()},
 		Metrics:                 metricsserver.Options{BindAddress: cmp.Or(o.MetricsAddress, "0")},
 		HealthProbeBindAddress:  cmp.Or(o.HealthAddress, "0"),
+		PprofBindAddress:        o.PprofAddress,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        leaseName(o.Name),
 		LeaderElectionNamespace: o.LeaderElectionNamespace,

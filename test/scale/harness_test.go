@@ -2,8 +2,10 @@ package scale
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -86,6 +88,8 @@ func (r *rig) stop(tb testing.TB) {
 type controllerProcess struct {
 	cmd         *exec.Cmd
 	metricsAddr string
+	// pprofAddr is where the process serves /debug/pprof/ ("" if not).
+	pprofAddr string
 	// stop interrupts the process and waits for it to end.
 	stop func()
 }
@@ -112,12 +116,42 @@ func startController(tb testing.TB, r *rig, userKubeconfig []byte) *controllerPr
 			tb.Fatal(err)
 		}
 	}
-	metricsAddr := freeAddr(tb)
+	metricsAddr, pprofAddr := freeAddr(tb), freeAddr(tb)
 	cmd := exec.Command(bin, "run", "--kubeconfig", user, "--infra-kubeconfig", infra,
 		"--worker-count", strconv.Itoa(workers), "--qps", "200", "--burst", "400",
-		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", "0")
+		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", "0",
+		"--pprof-bind-address", pprofAddr)
 	cmd.Env = append(os.Environ(), "KUBEVIRT_KUBECONFIG=", "CLUSTER_ID=", "PROJECT_ID=")
-	return runProcess(tb, cmd, metricsAddr, filepath.Join(dir, "controller.log"))
+	p := runProcess(tb, cmd, metricsAddr, filepath.Join(dir, "controller.log"))
+	p.pprofAddr = pprofAddr
+	return p
+}
+
+// saveHeapProfile writes the process's heap profile, taken after a garbage
+// collection, to path: what the process holds live (go tool pprof
+// -sample_index=inuse_space path).
+func (p *controllerProcess) saveHeapProfile(ctx context.Context, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.pprofAddr+"/debug/pprof/heap?gc=1", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("failed to get the heap profile: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("failed to get the heap profile: %s", resp.Status)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("failed to read the heap profile: %w", err)
+	}
+	// A profile is gzipped protobuf.
+	if !bytes.HasPrefix(body, []byte{0x1f, 0x8b}) {
+		return fmt.Errorf("the heap profile is not gzipped (%d bytes)", len(body))
+	}
+	return os.WriteFile(path, body, 0o600)
 }
 
 // runProcess starts cmd with its output in logPath until the test ends;

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,9 +106,32 @@ func measure(tb testing.TB, replicas int, timeout time.Duration) result {
 	if res.peakRSS, err = ctrlProc.peakRSS(); err != nil {
 		tb.Fatal(err)
 	}
+	saveHeapProfile(tb, ctrlProc, replicas)
 	ctrlProc.stop()
 	r.stop(tb)
 	return res
+}
+
+// profileDirEnv names the directory where each controller run's heap
+// profile is kept; without it the profile is taken and discarded.
+const profileDirEnv = "SCALE_PROFILE_DIR"
+
+// saveHeapProfile takes the controller's heap profile at the end of its
+// run, when it caches every Machine, VM and Node, and keeps it in
+// SCALE_PROFILE_DIR.
+func saveHeapProfile(tb testing.TB, p *controllerProcess, replicas int) {
+	tb.Helper()
+	dir := os.Getenv(profileDirEnv)
+	if dir == "" {
+		dir = tb.TempDir()
+	}
+	path := filepath.Join(dir, fmt.Sprintf("heap-%d-replicas-%s.pprof", replicas, time.Now().UTC().Format("20060102T150405")))
+	if err := p.saveHeapProfile(tb.Context(), path); err != nil {
+		tb.Fatal(err)
+	}
+	if os.Getenv(profileDirEnv) != "" {
+		tb.Logf("controller heap profile: %s", path)
+	}
 }
 
 // controllerScaleUp creates a MachineDeployment of replicas and waits until

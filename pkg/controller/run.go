@@ -188,9 +188,7 @@ func (o RunOptions) newManager() (ctrl.Manager, error) {
 		Client: ctrlruntimeclient.Options{Cache: &ctrlruntimeclient.CacheOptions{
 			DisableFor: []ctrlruntimeclient.Object{&corev1.Secret{}, &corev1.ConfigMap{}},
 		}},
-		// managedFields are never read; every patch of a Machine or Node
-		// would otherwise grow its cached copy.
-		Cache:                   cache.Options{NewInformer: outage.NewInformer, DefaultTransform: cache.TransformStripManagedFields()},
+		Cache:                   cache.Options{NewInformer: outage.NewInformer, DefaultTransform: trimForCache},
 		Metrics:                 metricsserver.Options{BindAddress: cmp.Or(o.MetricsAddress, "0")},
 		HealthProbeBindAddress:  cmp.Or(o.HealthAddress, "0"),
 		PprofBindAddress:        o.PprofAddress,

@@ -90,7 +90,7 @@ func (c *connection) startCache(ctx context.Context, namespaces map[string]cache
 		Scheme:                   c.scheme,
 		Mapper:                   c.mapper,
 		DefaultNamespaces:        namespaces,
-		DefaultTransform:         cache.TransformStripManagedFields(),
+		DefaultTransform:         trimForCache,
 		DefaultWatchErrorHandler: c.recordWatchError,
 	})
 	if err != nil {

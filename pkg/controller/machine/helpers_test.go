@@ -35,16 +35,18 @@ func newFakeClientWith(t *testing.T, funcs interceptor.Funcs, objs ...ctrlruntim
 	if err := clusterv1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	return fake.NewClientBuilder().
+	b := fake.NewClientBuilder().
 		WithScheme(scheme).
 		WithObjects(objs...).
 		WithStatusSubresource(&clusterv1alpha1.Machine{}, &corev1.Node{}).
-		WithIndex(&corev1.Node{}, IndexNodeProviderID, nodeProviderID).
 		WithIndex(&corev1.Pod{}, indexPodNodeName, func(obj ctrlruntimeclient.Object) []string {
 			return []string{obj.(*corev1.Pod).Spec.NodeName}
 		}).
-		WithInterceptorFuncs(funcs).
-		Build()
+		WithInterceptorFuncs(funcs)
+	for _, i := range cacheIndexes {
+		b = b.WithIndex(i.obj, i.field, i.extract)
+	}
+	return b.Build()
 }
 
 // fakeInstance is a cloudprovider.Instance with fixed values.

@@ -24,8 +24,21 @@ const (
 	AnnotationMachine = "cluster.k8s.io/machine"
 )
 
-// IndexNodeProviderID indexes Nodes by spec.providerID, lower-cased.
-const IndexNodeProviderID = "spec.providerID"
+// Node cache indexes.
+const (
+	// IndexNodeProviderID indexes Nodes by spec.providerID, lower-cased.
+	IndexNodeProviderID = "spec.providerID"
+	// IndexNodeAddress indexes Nodes by each of their status.addresses.
+	IndexNodeAddress = "status.addresses"
+)
+
+// nodeAddresses is the IndexNodeAddress extractor.
+func nodeAddresses(obj ctrlruntimeclient.Object) []string {
+	if node, ok := obj.(*corev1.Node); ok {
+		return addressValues(node.Status.Addresses)
+	}
+	return nil
+}
 
 // nodeProviderID is the IndexNodeProviderID extractor.
 func nodeProviderID(obj ctrlruntimeclient.Object) []string {
@@ -56,32 +69,32 @@ func findNode(ctx context.Context, c ctrlruntimeclient.Reader, owner types.UID, 
 			}
 		}
 	}
-	if len(addresses) == 0 {
-		return nil, nil
-	}
-	nodes := &corev1.NodeList{}
-	if err := c.List(ctx, nodes); err != nil {
-		return nil, fmt.Errorf("failed to list Nodes: %w", err)
-	}
-	slices.SortFunc(nodes.Items, func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
-	for i := range nodes.Items {
-		if mine(&nodes.Items[i]) && sharesAddress(nodes.Items[i].Status.Addresses, addresses) {
-			return &nodes.Items[i], nil
+	// Read by index: listing every Node here would copy all of them for
+	// each reconcile of a Machine whose VM has an address but no Node yet.
+	var found *corev1.Node
+	for _, address := range addressValues(addresses) {
+		nodes := &corev1.NodeList{}
+		if err := c.List(ctx, nodes, ctrlruntimeclient.MatchingFields{IndexNodeAddress: address}); err != nil {
+			return nil, fmt.Errorf("failed to list Nodes by address: %w", err)
 		}
-	}
-	return nil, nil
-}
-
-// sharesAddress reports whether the two lists have an address in common.
-func sharesAddress(a, b []corev1.NodeAddress) bool {
-	for _, x := range a {
-		for _, y := range b {
-			if x.Address == y.Address {
-				return true
+		for i := range nodes.Items {
+			if n := &nodes.Items[i]; mine(n) && (found == nil || n.Name < found.Name) {
+				found = n
 			}
 		}
 	}
-	return false
+	return found, nil
+}
+
+// addressValues returns the distinct values of addresses, in order.
+func addressValues(addresses []corev1.NodeAddress) []string {
+	var out []string
+	for _, a := range addresses {
+		if a.Address != "" && !slices.Contains(out, a.Address) {
+			out = append(out, a.Address)
+		}
+	}
+	return out
 }
 
 // syncNode applies to node what the Machine wants on it: the owner label,

@@ -78,7 +78,7 @@ func TestFindNode(t *testing.T) {
 		n.Labels = map[string]string{LabelOwnedBy: uid}
 		return n
 	}
-	addrs := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.9"}}
+	addrs := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.9"}, {Type: corev1.NodeExternalIP, Address: "10.0.1.9"}}
 	for _, tc := range []struct {
 		name       string
 		nodes      []ctrlruntimeclient.Object
@@ -94,6 +94,12 @@ func TestFindNode(t *testing.T) {
 			nodes: []ctrlruntimeclient.Object{owned(node("b", "kubevirt://vm-1", "10.0.0.9"), "uid-2")}},
 		{name: "owned by this Machine", providerID: "kubevirt://vm-1",
 			nodes: []ctrlruntimeclient.Object{owned(node("b", "kubevirt://vm-1", "10.0.0.9"), "uid-1")}, want: "b"},
+		{name: "by address, the first by name", providerID: "kubevirt://vm-1",
+			nodes: []ctrlruntimeclient.Object{node("c", "", "10.0.0.9"), node("b", "", "10.0.0.9"), node("a", "", "10.0.0.2")}, want: "b"},
+		{name: "by address, skipping a Node owned by another Machine", providerID: "kubevirt://vm-1",
+			nodes: []ctrlruntimeclient.Object{owned(node("a", "", "10.0.0.9"), "uid-2"), node("b", "", "10.0.0.9")}, want: "b"},
+		{name: "by its second address", providerID: "kubevirt://vm-1",
+			nodes: []ctrlruntimeclient.Object{node("b", "", "10.0.1.9"), node("a", "", "10.0.0.3")}, want: "b"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := findNode(t.Context(), newFakeClient(t, tc.nodes...), "uid-1", tc.providerID, addrs)

@@ -31,23 +31,35 @@ const (
 	IndexMachineName = "machine.name"
 	// IndexMachineUID indexes Machines by UID, the value of LabelOwnedBy.
 	IndexMachineUID = "machine.uid"
+	// IndexMachineAddress indexes Machines by each of their
+	// status.addresses.
+	IndexMachineAddress = "machine.status.addresses"
 )
 
 // kubevirtProviderIDPrefix starts the providerID of a KubeVirt Node.
 const kubevirtProviderIDPrefix = "kubevirt://"
 
-// addIndexes registers the cache indexes the controller reads by.
+// cacheIndex is one index of the user cluster's cache.
+type cacheIndex struct {
+	obj     ctrlruntimeclient.Object
+	field   string
+	extract ctrlruntimeclient.IndexerFunc
+}
+
+// cacheIndexes are the user cluster's cache indexes the controller reads
+// by.
+var cacheIndexes = []cacheIndex{
+	{&clusterv1alpha1.Machine{}, IndexMachineName, func(o ctrlruntimeclient.Object) []string { return []string{o.GetName()} }},
+	{&clusterv1alpha1.Machine{}, IndexMachineUID, func(o ctrlruntimeclient.Object) []string { return []string{string(o.GetUID())} }},
+	{&clusterv1alpha1.Machine{}, IndexMachineAddress, machineAddresses},
+	{&corev1.Node{}, IndexNodeProviderID, nodeProviderID},
+	{&corev1.Node{}, IndexNodeAddress, nodeAddresses},
+}
+
+// addIndexes registers cacheIndexes.
 func addIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
-	for _, i := range []struct {
-		obj     ctrlruntimeclient.Object
-		field   string
-		extract ctrlruntimeclient.IndexerFunc
-	}{
-		{&clusterv1alpha1.Machine{}, IndexMachineName, func(o ctrlruntimeclient.Object) []string { return []string{o.GetName()} }},
-		{&clusterv1alpha1.Machine{}, IndexMachineUID, func(o ctrlruntimeclient.Object) []string { return []string{string(o.GetUID())} }},
-		{&corev1.Node{}, IndexNodeProviderID, nodeProviderID},
-	} {
+	for _, i := range cacheIndexes {
 		if err := idx.IndexField(ctx, i.obj, i.field, i.extract); err != nil {
 			return fmt.Errorf("failed to index %T by %s: %w", i.obj, i.field, err)
 		}
@@ -55,25 +67,47 @@ func addIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	return nil
 }
 
-// watchNodes enqueues, for a Node event, the Machine owning the Node (by
-// label), else the Machine of the VM named in its KubeVirt providerID, else
-// every Machine still without nodeRef (the Node may match by address).
+// machineAddresses is the IndexMachineAddress extractor.
+func machineAddresses(obj ctrlruntimeclient.Object) []string {
+	if machine, ok := obj.(*clusterv1alpha1.Machine); ok {
+		return addressValues(machine.Status.Addresses)
+	}
+	return nil
+}
+
+// watchNodes enqueues the Machines of a changed Node (see machinesOfNode).
 func watchNodes(b *builder.Builder, c ctrlruntimeclient.Reader) *builder.Builder {
 	return b.Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj ctrlruntimeclient.Object) []reconcile.Request {
-		if uid := obj.GetLabels()[LabelOwnedBy]; uid != "" {
-			return machinesBy(ctx, c, ctrlruntimeclient.MatchingFields{IndexMachineUID: uid}, nil)
-		}
 		node, ok := obj.(*corev1.Node)
-		if ok && strings.HasPrefix(strings.ToLower(node.Spec.ProviderID), kubevirtProviderIDPrefix) {
-			name := node.Spec.ProviderID[len(kubevirtProviderIDPrefix):]
-			return machinesBy(ctx, c, ctrlruntimeclient.MatchingFields{IndexMachineName: name}, nil)
+		if !ok {
+			return nil
 		}
-		return machinesBy(ctx, c, nil, func(m *clusterv1alpha1.Machine) bool { return m.Status.NodeRef == nil })
+		return machinesOfNode(ctx, c, node)
 	}), builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		oldNode, okOld := e.ObjectOld.(*corev1.Node)
 		newNode, okNew := e.ObjectNew.(*corev1.Node)
 		return !okOld || !okNew || nodeChanged(oldNode, newNode)
 	}}))
+}
+
+// machinesOfNode returns the Machine owning node (by label), else the
+// Machine of the VM named in its KubeVirt providerID, else the Machines
+// without nodeRef that have one of the Node's addresses: the ones findNode
+// could link it to. All are read by index, never by listing every Machine.
+func machinesOfNode(ctx context.Context, c ctrlruntimeclient.Reader, node *corev1.Node) []reconcile.Request {
+	if uid := node.Labels[LabelOwnedBy]; uid != "" {
+		return machinesBy(ctx, c, ctrlruntimeclient.MatchingFields{IndexMachineUID: uid}, nil)
+	}
+	if strings.HasPrefix(strings.ToLower(node.Spec.ProviderID), kubevirtProviderIDPrefix) {
+		name := node.Spec.ProviderID[len(kubevirtProviderIDPrefix):]
+		return machinesBy(ctx, c, ctrlruntimeclient.MatchingFields{IndexMachineName: name}, nil)
+	}
+	unlinked := func(m *clusterv1alpha1.Machine) bool { return m.Status.NodeRef == nil }
+	var out []reconcile.Request
+	for _, address := range addressValues(node.Status.Addresses) {
+		out = append(out, machinesBy(ctx, c, ctrlruntimeclient.MatchingFields{IndexMachineAddress: address}, unlinked)...)
+	}
+	return out
 }
 
 // nodeChanged reports whether a Node update matters to its Machine: what

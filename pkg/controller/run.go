@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/zapr"
 	"go.uber.org/zap"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cachetrim"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
@@ -188,7 +189,7 @@ func (o RunOptions) newManager() (ctrl.Manager, error) {
 		Client: ctrlruntimeclient.Options{Cache: &ctrlruntimeclient.CacheOptions{
 			DisableFor: []ctrlruntimeclient.Object{&corev1.Secret{}, &corev1.ConfigMap{}},
 		}},
-		Cache:                   cache.Options{NewInformer: outage.NewInformer, DefaultTransform: trimForCache},
+		Cache:                   cache.Options{NewInformer: outage.NewInformer, DefaultTransform: cachetrim.User},
 		Metrics:                 metricsserver.Options{BindAddress: cmp.Or(o.MetricsAddress, "0")},
 		HealthProbeBindAddress:  cmp.Or(o.HealthAddress, "0"),
 		PprofBindAddress:        o.PprofAddress,

@@ -18,6 +18,7 @@ import (
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cachetrim"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote"
 )
 
@@ -90,7 +91,7 @@ func (c *connection) startCache(ctx context.Context, namespaces map[string]cache
 		Scheme:                   c.scheme,
 		Mapper:                   c.mapper,
 		DefaultNamespaces:        namespaces,
-		DefaultTransform:         trimForCache,
+		DefaultTransform:         cachetrim.Infra,
 		DefaultWatchErrorHandler: c.recordWatchError,
 	})
 	if err != nil {

@@ -83,8 +83,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, r.refuse(ctx, ms, err)
 	}
+	// The Machines are the cache's own, not copies (a reconcile of a set of
+	// 1000 would copy 1000 Machines): nothing here modifies them, adopt
+	// copies the one it patches.
 	all := &clusterv1alpha1.MachineList{}
-	if err := r.client.List(ctx, all, ctrlruntimeclient.InNamespace(ms.Namespace), ctrlruntimeclient.MatchingLabelsSelector{Selector: selector}); err != nil {
+	if err := r.client.List(ctx, all, ctrlruntimeclient.InNamespace(ms.Namespace), ctrlruntimeclient.MatchingLabelsSelector{Selector: selector},
+		ctrlruntimeclient.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to list Machines: %w", err)
 	}
 	if !r.expectations.satisfied(req.NamespacedName, all.Items) {
@@ -108,14 +112,16 @@ func selectorOf(ms *clusterv1alpha1.MachineSet) (labels.Selector, error) {
 }
 
 // adopt makes the MachineSet the controller of matching Machines without
-// one and returns the Machines it controls.
+// one and returns the Machines it controls. machines may be the cache's
+// own: a Machine is copied before it is changed.
 func (r *reconciler) adopt(ctx context.Context, ms *clusterv1alpha1.MachineSet, machines []clusterv1alpha1.Machine) ([]*clusterv1alpha1.Machine, error) {
 	var owned []*clusterv1alpha1.Machine
 	for i := range machines {
 		m := &machines[i]
 		ref := metav1.GetControllerOf(m)
 		if ref == nil && m.DeletionTimestamp == nil {
-			base := m.DeepCopy()
+			base := m
+			m = m.DeepCopy()
 			m.OwnerReferences = append(m.OwnerReferences, controllerRef(ms))
 			if err := r.client.Patch(ctx, m, ctrlruntimeclient.MergeFromWithOptions(base, ctrlruntimeclient.MergeFromWithOptimisticLock{})); err != nil {
 				return nil, fmt.Errorf("failed to adopt Machine %s: %w", m.Name, err)

@@ -57,10 +57,11 @@ func newConnection(ctx context.Context, data []byte, scheme *runtime.Scheme, opt
 		return nil, err
 	}
 	cfg, httpClient, contextNamespace := rc.Config, rc.HTTPClient, rc.Namespace
-	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	dynamic, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the infra RESTMapper: %w", err)
 	}
+	mapper := newMemoMapper(dynamic)
 	writer, err := ctrlruntimeclient.New(cfg, ctrlruntimeclient.Options{HTTPClient: httpClient, Scheme: scheme, Mapper: mapper})
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the infra client: %w", err)

@@ -1,0 +1,50 @@
+package infra
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// memoMapper remembers the mappings its RESTMapper found for a kind and
+// one version. Every cached read asks for its kind's scope (the reader to
+// route it, controller-runtime's namespaced cache to key it), and
+// controller-runtime's dynamic mapper answers each question by walking a
+// mapper per group version, building an error for every one that does not
+// have the kind: at 1000 Machines, gigabytes of garbage. The dynamic mapper
+// never forgets a mapping it found either, so remembering found ones
+// changes no answer; failures are not remembered, so a kind served later
+// is still found (see connection.scope for how failures are handled).
+type memoMapper struct {
+	meta.RESTMapper
+
+	mu    sync.RWMutex
+	found map[schema.GroupVersionKind]meta.RESTMapping
+}
+
+func newMemoMapper(m meta.RESTMapper) *memoMapper {
+	return &memoMapper{RESTMapper: m, found: map[schema.GroupVersionKind]meta.RESTMapping{}}
+}
+
+// RESTMapping implements meta.RESTMapper.
+func (m *memoMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
+	if len(versions) != 1 {
+		return m.RESTMapper.RESTMapping(gk, versions...)
+	}
+	gvk := gk.WithVersion(versions[0])
+	m.mu.RLock()
+	mapping, ok := m.found[gvk]
+	m.mu.RUnlock()
+	if ok {
+		return &mapping, nil
+	}
+	found, err := m.RESTMapper.RESTMapping(gk, versions...)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.found[gvk] = *found
+	m.mu.Unlock()
+	return found, nil
+}

@@ -145,6 +145,9 @@ type reconciler struct {
 	// writes holds the controller's own last write of each Machine, so a
 	// reconcile does not repeat it from a cache that lags behind it.
 	writes ownWrites
+	// creates holds the controller's own instance creations the
+	// provider's cache does not show yet, so they are not repeated.
+	creates ownCreates
 	// providerID is Options.ProviderID; nil when unknown before creation.
 	providerID func(*clusterv1alpha1.Machine) string
 	// evacuations counts evacuations by policy and outcome.
@@ -238,6 +241,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ re
 	if err := r.client.Get(ctx, req.NamespacedName, machine); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.writes.forget(req.NamespacedName)
+			r.creates.forget(req.NamespacedName)
 		}
 		return reconcile.Result{}, ctrlruntimeclient.IgnoreNotFound(err)
 	}

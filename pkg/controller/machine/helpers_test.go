@@ -81,6 +81,11 @@ type fakeProvider struct {
 	// cleanupCalls counts Cleanup calls; the first cleanupPending calls
 	// report not done.
 	cleanupCalls, cleanupPending int
+	// createCalls counts Create calls.
+	createCalls int
+	// lagging hides every instance from Get, as a cache that has not seen
+	// them yet.
+	lagging bool
 }
 
 var _ cloudprovider.Provider = &fakeProvider{}
@@ -103,7 +108,7 @@ func (p *fakeProvider) Get(_ context.Context, _ *zap.SugaredLogger, m *clusterv1
 	if p.getErr != nil {
 		return nil, p.getErr
 	}
-	if inst, ok := p.instances[m.Name]; ok {
+	if inst, ok := p.instances[m.Name]; ok && !p.lagging {
 		return inst, nil
 	}
 	return nil, cloudprovider.ErrInstanceNotFound
@@ -112,8 +117,12 @@ func (p *fakeProvider) Get(_ context.Context, _ *zap.SugaredLogger, m *clusterv1
 func (p *fakeProvider) Create(_ context.Context, _ *zap.SugaredLogger, m *clusterv1alpha1.Machine, _ *cloudprovider.ProviderData, userdata string) (cloudprovider.Instance, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.createCalls++
 	if p.createErr != nil {
 		return nil, p.createErr
+	}
+	if inst, ok := p.instances[m.Name]; ok {
+		return inst, nil
 	}
 	inst := &fakeInstance{name: m.Name, addresses: map[string]corev1.NodeAddressType{"10.0.0.1": corev1.NodeInternalIP}}
 	p.instances[m.Name] = inst

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
 
@@ -21,9 +22,9 @@ import (
 
 // reconcileNormal makes sure the Machine has an instance and a linked Node.
 func (r *reconciler) reconcileNormal(ctx context.Context, s *scope) (reconcile.Result, error) {
-	inst, err := r.ensureInstance(ctx, s)
-	if err != nil {
-		return reconcile.Result{}, err
+	inst, pending, err := r.ensureInstance(ctx, s)
+	if err != nil || inst == nil {
+		return reconcile.Result{RequeueAfter: pending}, err
 	}
 	clearError(s.machine)
 	grace, deleted, err := r.checkStopped(ctx, s, inst)
@@ -81,28 +82,39 @@ func (r *reconciler) ensureFinalizers(ctx context.Context, machine *clusterv1alp
 // ensureInstance gets the Machine's instance, creating it when missing.
 // The finalizers are added once the spec proved valid (Get did not fail)
 // and before anything is created, so a Machine whose spec never worked
-// deletes without provider calls.
-func (r *reconciler) ensureInstance(ctx context.Context, s *scope) (cloudprovider.Instance, error) {
+// deletes without provider calls. While the provider's cache does not yet
+// show an instance this controller created, it returns no instance and how
+// long to wait for it (see ownCreates).
+func (r *reconciler) ensureInstance(ctx context.Context, s *scope) (cloudprovider.Instance, time.Duration, error) {
+	key := ctrlruntimeclient.ObjectKeyFromObject(s.machine)
 	inst, err := r.provider.Get(ctx, s.log, s.machine, s.data)
-	if err != nil && !errors.Is(err, cloudprovider.ErrInstanceNotFound) {
-		return nil, fmt.Errorf("failed to get the instance: %w", err)
+	switch {
+	case err == nil:
+		r.creates.forget(key)
+	case !errors.Is(err, cloudprovider.ErrInstanceNotFound):
+		return nil, 0, fmt.Errorf("failed to get the instance: %w", err)
+	default:
+		if wait := r.creates.pending(key, s.machine.UID, r.now()); wait > 0 {
+			return nil, wait, nil
+		}
 	}
 	if ferr := r.ensureFinalizers(ctx, s.machine, err != nil); ferr != nil {
-		return nil, ferr
+		return nil, 0, ferr
 	}
 	if err == nil {
-		return inst, nil
+		return inst, 0, nil
 	}
 	ud, err := r.userData(ctx, s.machine)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	inst, err = r.provider.Create(ctx, s.log, s.machine, s.data, ud)
 	if err != nil {
-		return nil, fmt.Errorf("failed to create the instance: %w", withReason(err, common.CreateMachineError))
+		return nil, 0, fmt.Errorf("failed to create the instance: %w", withReason(err, common.CreateMachineError))
 	}
+	r.creates.record(key, s.machine.UID, r.now())
 	r.recorder.Eventf(s.machine, nil, corev1.EventTypeNormal, "Created", "Create", "Created instance %s", inst.Name())
-	return inst, nil
+	return inst, 0, nil
 }
 
 // linkNode finds the Node of the instance, sets status.nodeRef and keeps

@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -20,23 +19,7 @@ const ownWriteWindow = time.Second
 // from the older copy and send the same patch again. The zero value is
 // ready to use and safe for concurrent use.
 type ownWrites struct {
-	mu     sync.Mutex
-	writes map[types.NamespacedName]ownWrite
-}
-
-type ownWrite struct {
-	resourceVersion string
-	at              time.Time
-}
-
-// record notes that the controller's write of key produced resourceVersion.
-func (w *ownWrites) record(key types.NamespacedName, resourceVersion string, now time.Time) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.writes == nil {
-		w.writes = map[types.NamespacedName]ownWrite{}
-	}
-	w.writes[key] = ownWrite{resourceVersion: resourceVersion, at: now}
+	ownRecords[string]
 }
 
 // behind returns how long to wait before reconciling key, whose cached
@@ -45,22 +28,5 @@ func (w *ownWrites) record(key types.NamespacedName, resourceVersion string, now
 // reconcile sooner), else 0. The record is dropped once the cache shows
 // the write or the window has passed.
 func (w *ownWrites) behind(key types.NamespacedName, cachedVersion string, now time.Time) time.Duration {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	last, ok := w.writes[key]
-	if !ok {
-		return 0
-	}
-	if wait := ownWriteWindow - now.Sub(last.at); last.resourceVersion != cachedVersion && wait > 0 {
-		return wait
-	}
-	delete(w.writes, key)
-	return 0
-}
-
-// forget drops the record of key, whose Machine is gone.
-func (w *ownWrites) forget(key types.NamespacedName) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.writes, key)
+	return w.wait(key, ownWriteWindow, now, func(written string) bool { return written != cachedVersion })
 }

@@ -34,3 +34,31 @@ func TestOwnWrites(t *testing.T) {
 		t.Errorf("after forget: wait %s, want 0", got)
 	}
 }
+
+func TestOwnCreates(t *testing.T) {
+	var c ownCreates
+	key := types.NamespacedName{Namespace: "ns", Name: "m"}
+	start := time.Unix(1000, 0)
+	if got := c.pending(key, "uid-1", start); got != 0 {
+		t.Errorf("without a creation: wait %s, want 0", got)
+	}
+	c.record(key, "uid-1", start)
+	if got := c.pending(key, "uid-1", start.Add(time.Second)); got != createWindow-time.Second {
+		t.Errorf("cache behind the creation: wait %s, want %s", got, createWindow-time.Second)
+	}
+	if got := c.pending(key, "uid-2", start.Add(time.Second)); got != 0 {
+		t.Errorf("a later Machine of the same name: wait %s, want 0", got)
+	}
+	if got := c.pending(key, "uid-1", start.Add(time.Second)); got != 0 {
+		t.Errorf("the record of the earlier Machine is gone: wait %s, want 0", got)
+	}
+	c.record(key, "uid-1", start)
+	if got := c.pending(key, "uid-1", start.Add(createWindow)); got != 0 {
+		t.Errorf("past the window: wait %s, want 0", got)
+	}
+	c.record(key, "uid-1", start)
+	c.forget(key)
+	if got := c.pending(key, "uid-1", start); got != 0 {
+		t.Errorf("after forget: wait %s, want 0", got)
+	}
+}

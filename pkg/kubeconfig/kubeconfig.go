@@ -8,12 +8,14 @@
 package kubeconfig
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/lru"
 )
 
 // ErrInvalid marks a kubeconfig that gives no usable client configuration.
@@ -31,9 +33,26 @@ func Parse(data []byte) (*rest.Config, string, error) {
 	return restConfig, namespace, nil
 }
 
+// verdictsKept bounds how many kubeconfigs' verdicts Problem remembers:
+// a controller checks the few it is given (one per infra cluster or
+// tenant, and their rotations) again and again.
+const verdictsKept = 64
+
+// verdicts maps the SHA-256 of recently checked kubeconfigs to Problem's
+// answer. The provider checks the infra kubeconfig of a Machine's spec on
+// every reconcile, and parsing it (YAML, then certificates) was a fifth of
+// the machine-controller's allocations; only digests and verdicts are
+// kept, never a kubeconfig.
+var verdicts = lru.New(verdictsKept)
+
 // Problem returns why data is not a usable kubeconfig, or "" when it is.
 func Problem(data []byte) string {
+	key := sha256.Sum256(data)
+	if v, ok := verdicts.Get(key); ok {
+		return v.(string)
+	}
 	_, _, problem := parse(data)
+	verdicts.Add(key, problem)
 	return problem
 }
 

@@ -63,6 +63,25 @@ func TestProblems(t *testing.T) {
 	}
 }
 
+// TestProblemRemembersVerdicts: each content keeps its own verdict, and a
+// kubeconfig checked before is not parsed again (a parse allocates hundreds
+// of times).
+func TestProblemRemembersVerdicts(t *testing.T) {
+	noServer := []byte(strings.Replace(valid, `server: "https://infra.example:6443"`, `server: ""`, 1))
+	for range 2 {
+		if p := Problem([]byte(valid)); p != "" {
+			t.Errorf("Problem of a valid kubeconfig = %q", p)
+		}
+		if p := Problem(noServer); !strings.Contains(p, "have a server") {
+			t.Errorf("Problem of a kubeconfig without server = %q", p)
+		}
+	}
+	data := []byte(valid)
+	if allocs := testing.AllocsPerRun(100, func() { Problem(data) }); allocs > 2 {
+		t.Errorf("Problem of a kubeconfig checked before allocates %.0f times, want at most 2 (no parse)", allocs)
+	}
+}
+
 // FuzzParse: no input panics, every refusal is ErrInvalid and no message
 // repeats the input.
 func FuzzParse(f *testing.F) {

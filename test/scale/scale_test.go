@@ -60,11 +60,11 @@ type result struct {
 // measureRepeated measures repeats scale-ups of replicas one after the
 // other, each a raw baseline and a controller run side by side, and logs
 // each and the spread of all.
-func measureRepeated(tb testing.TB, replicas, repeats int, timeout time.Duration) summary {
+func measureRepeated(tb testing.TB, replicas, repeats int, timeout time.Duration, detectMutations bool) summary {
 	tb.Helper()
 	results := make([]result, 0, repeats)
 	for i := range repeats {
-		res := measure(tb, replicas, timeout)
+		res := measure(tb, replicas, timeout, detectMutations)
 		tb.Logf("repeat %d/%d: %s", i+1, repeats, res)
 		results = append(results, res)
 	}
@@ -75,8 +75,8 @@ func measureRepeated(tb testing.TB, replicas, repeats int, timeout time.Duration
 
 // measure runs the raw baseline on one rig, then the controller on a fresh
 // one, in the same process one after the other; each rig is stopped before
-// the next starts.
-func measure(tb testing.TB, replicas int, timeout time.Duration) result {
+// the next starts. detectMutations is startController's.
+func measure(tb testing.TB, replicas int, timeout time.Duration, detectMutations bool) result {
 	tb.Helper()
 	res := result{replicas: replicas}
 	raw := startRig(tb)
@@ -87,11 +87,18 @@ func measure(tb testing.TB, replicas int, timeout time.Duration) result {
 	raw.stop(tb)
 	r := startRig(tb)
 	proxy := startProxy(tb, r.user)
-	ctrlProc := startController(tb, r, proxy.kubeconfig(tb))
+	ctrlProc := startController(tb, r, proxy.kubeconfig(tb), detectMutations)
 	if res.controllerTime, res.controllerVMsCreated, res.controllerNodesReady, err = controllerScaleUp(tb, r, replicas, timeout); err != nil {
-		tb.Fatal(err)
+		tb.Fatal(errors.Join(err, ctrlProc.running()))
 	}
 	waitForDeploymentStatus(tb, r, replicas)
+	if detectMutations {
+		// The detector compares every second: give it one more round.
+		time.Sleep(2 * time.Second)
+	}
+	if err := ctrlProc.running(); err != nil {
+		tb.Fatal(err)
+	}
 	byHost, byMethod, err := ctrlProc.requestsByHost(tb.Context())
 	if err != nil {
 		tb.Fatal(err)
@@ -374,7 +381,8 @@ const smallReplicas = 10
 
 // TestScaleUpSmall runs the benchmark's path at a size make test affords and
 // holds the controller to its request budgets in every repeat
-// (SCALE_REPEATS, default 1).
+// (SCALE_REPEATS, default 1). The controller runs with client-go's cache
+// mutation detector, so a reader that changes a cached object fails it.
 func TestScaleUpSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the controller")
@@ -383,7 +391,7 @@ func TestScaleUpSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := measureRepeated(t, smallReplicas, repeats, 2*time.Minute)
+	s := measureRepeated(t, smallReplicas, repeats, 2*time.Minute, true)
 	// Per Machine on the infra cluster: the 3 writes of Create, the Secret
 	// owner patch included, plus the informer starts shared by all Machines.
 	if s.infra.max > 6 {
@@ -417,7 +425,7 @@ func BenchmarkScaleUp(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		s := measureRepeated(b, replicas, repeats, 30*time.Minute)
+		s := measureRepeated(b, replicas, repeats, 30*time.Minute, false)
 		// The testing package keeps only 10 lines of a benchmark's log;
 		// the full summary goes to stdout.
 		fmt.Fprint(os.Stdout, s)

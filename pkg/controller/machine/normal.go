@@ -23,8 +23,11 @@ import (
 // reconcileNormal makes sure the Machine has an instance and a linked Node.
 func (r *reconciler) reconcileNormal(ctx context.Context, s *scope) (reconcile.Result, error) {
 	inst, pending, err := r.ensureInstance(ctx, s)
-	if err != nil || inst == nil {
-		return reconcile.Result{RequeueAfter: pending}, err
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if inst == nil {
+		return reconcile.Result{RequeueAfter: pending}, nil
 	}
 	clearError(s.machine)
 	grace, deleted, err := r.checkStopped(ctx, s, inst)

@@ -108,15 +108,21 @@ func (p *controllerProcess) running() error {
 	default:
 		return nil
 	}
-	out, _ := os.ReadFile(p.logPath)
-	if len(out) > 8192 {
-		out = out[len(out)-8192:]
-	}
 	how := p.waitErr
 	if how == nil {
 		how = errors.New("exit status 0")
 	}
-	return fmt.Errorf("%s ended early (%w); the end of its output:\n%s", filepath.Base(p.cmd.Path), how, out)
+	return fmt.Errorf("%s ended early (%w); the end of its output:\n%s", filepath.Base(p.cmd.Path), how, p.logTail(100))
+}
+
+// logTail returns the last n lines of the process's output.
+func (p *controllerProcess) logTail(n int) string {
+	out, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return fmt.Sprintf("failed to read %s: %v", p.logPath, err)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // startController builds cmd/machine-controller and runs it against the

@@ -212,17 +212,6 @@ func createBootstrapSecret(tb testing.TB, r *rig, machineDeployment, namespace s
 // upstreamProcess is a running upstream machine-controller.
 type upstreamProcess struct {
 	*controllerProcess
-	logPath string
-}
-
-// logTail returns the last n lines of the process's log.
-func (p *upstreamProcess) logTail(n int) string {
-	out, err := os.ReadFile(p.logPath)
-	if err != nil {
-		return fmt.Sprintf("failed to read %s: %v", p.logPath, err)
-	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // startUpstreamController runs upstream's machine-controller against the
@@ -245,5 +234,5 @@ func startUpstreamController(tb testing.TB, bin string, r *rig) *upstreamProcess
 	cmd.Env = append(os.Environ(), "KUBEVIRT_KUBECONFIG="+string(r.infra.KubeconfigBytes),
 		"POD_NAMESPACE="+infraNamespace, "CLUSTER_ID=", "PROJECT_ID=")
 	logPath := filepath.Join(dir, "upstream-machine-controller.log")
-	return &upstreamProcess{controllerProcess: runProcess(tb, cmd, metricsAddr, logPath), logPath: logPath}
+	return &upstreamProcess{controllerProcess: runProcess(tb, cmd, metricsAddr, logPath)}
 }

@@ -403,8 +403,26 @@ func (w *Watches) run(ctx context.Context, e *watch) {
 		e.regs = append(e.regs, reg)
 		w.mu.Unlock()
 	}
+	syncCtx, cancelSync := context.WithCancel(ctx)
+	var synced sync.WaitGroup
+	synced.Go(func() { w.notifySynced(syncCtx, e, gvks) })
 	if err := e.cache.Start(ctx); err != nil {
 		log.Error(err, "the watch of the tenant cluster failed")
+	}
+	cancelSync()
+	synced.Wait()
+}
+
+// notifySynced notifies the subscribers of every kind once the cache of e
+// has synced. The initial list reports the objects that exist; this
+// reports the ones that went while the namespace was not watched (before a
+// restart with a new kubeconfig, say), which no event shows.
+func (w *Watches) notifySynced(ctx context.Context, e *watch, gvks []schema.GroupVersionKind) {
+	if !e.cache.WaitForCacheSync(ctx) {
+		return
+	}
+	for _, gvk := range gvks {
+		w.notify(e, gvk)
 	}
 }
 

@@ -179,6 +179,7 @@ func TestWatches(t *testing.T) {
 		}
 		// The new watch lists the existing object again.
 		expectRequest(t, reqs, "cluster-a")
+		drain(reqs)
 	})
 	t.Run("a second namespace gets a watch of its own", func(t *testing.T) {
 		must(t, w.Ensure("cluster-b", env.KubeconfigBytes))
@@ -210,6 +211,19 @@ func TestWatches(t *testing.T) {
 	})
 }
 
+// TestWatchesReportSync shows that a watch reports its tenant namespace
+// once synced even when the tenant cluster holds none of our objects: what
+// went while the namespace was not watched shows in no event.
+func TestWatchesReportSync(t *testing.T) {
+	env := envtest.Start(t)
+	w := &Watches{Kinds: []ctrlruntimeclient.Object{&storagev1.StorageClass{}}, Clients: &Clients{}}
+	reqs := requests(t, w)
+	startWatches(t, w)
+	must(t, w.Ensure("cluster-a", env.KubeconfigBytes))
+	expectRequest(t, reqs, "cluster-a")
+	expectNoRequest(t, reqs, time.Second)
+}
+
 // TestWatchesSubscribe shows one watch per tenant cluster serving several
 // controllers: each hears only of the kinds it subscribed to.
 func TestWatchesSubscribe(t *testing.T) {
@@ -227,6 +241,11 @@ func TestWatchesSubscribe(t *testing.T) {
 	startWatches(t, w)
 	classReqs, driverReqs, allReqs := requestsOf(t, classes), requestsOf(t, drivers), requests(t, w)
 	poll.UntilTrue(t, 10*time.Second, "the watch of cluster-a synced", func() (bool, error) { _, synced := w.Reader("cluster-a"); return synced, nil })
+	// Every subscriber hears once of the synced watch.
+	for _, reqs := range []<-chan reconcile.Request{classReqs, driverReqs, allReqs} {
+		expectRequest(t, reqs, "cluster-a")
+		drain(reqs)
+	}
 
 	driver := &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "subscribe.example.com", Labels: map[string]string{ManagedByLabel: ManagedByValue}}}
 	must(t, c.Create(ctx, driver))

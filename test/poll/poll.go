@@ -5,6 +5,7 @@ package poll
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ const Interval = 50 * time.Millisecond
 // long it waited. It is the variant of Until for code without a
 // testing.TB, such as a benchmark harness.
 func Wait(ctx context.Context, timeout time.Duration, check func() error) error {
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ticker := time.NewTicker(Interval)
@@ -29,7 +31,10 @@ func Wait(ctx context.Context, timeout time.Duration, check func() error) error 
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("not so after %s: %w", timeout, last)
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("not so after %s: %w", timeout, last)
+			}
+			return fmt.Errorf("not so when the wait was cancelled after %s: %w", time.Since(start).Round(time.Millisecond), last)
 		case <-ticker.C:
 		}
 	}

@@ -40,8 +40,9 @@ func TestWaitReportsTheLastErrorAfterTheTimeout(t *testing.T) {
 func TestWaitEndsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if err := Wait(ctx, time.Hour, func() error { return errors.New("never") }); err == nil {
-		t.Fatal("Wait with an ended context returned nil")
+	err := Wait(ctx, time.Hour, func() error { return errors.New("phase Pending") })
+	if err == nil || !strings.Contains(err.Error(), "cancelled") || !strings.Contains(err.Error(), "phase Pending") {
+		t.Fatalf("Wait with an ended context = %v, want the cancellation and the last error", err)
 	}
 }
 

@@ -115,6 +115,20 @@ func (p *controllerProcess) running() error {
 	return fmt.Errorf("%s ended early (%w); the end of its output:\n%s", filepath.Base(p.cmd.Path), how, p.logTail(100))
 }
 
+// untilExit returns a context of parent that also ends when the process
+// does, so that a wait on its work ends with it instead of at its timeout.
+func (p *controllerProcess) untilExit(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	go func() {
+		select {
+		case <-p.exited:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
 // logTail returns the last n lines of the process's output.
 func (p *controllerProcess) logTail(n int) string {
 	out, err := os.ReadFile(p.logPath)

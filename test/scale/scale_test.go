@@ -88,7 +88,9 @@ func measure(tb testing.TB, replicas int, timeout time.Duration, detectMutations
 	r := startRig(tb)
 	proxy := startProxy(tb, r.user)
 	ctrlProc := startController(tb, r, proxy.kubeconfig(tb), detectMutations)
-	if res.controllerTime, res.controllerVMsCreated, res.controllerNodesReady, err = controllerScaleUp(tb, r, replicas, timeout); err != nil {
+	ctx, cancel := ctrlProc.untilExit(tb.Context())
+	defer cancel()
+	if res.controllerTime, res.controllerVMsCreated, res.controllerNodesReady, err = controllerScaleUp(ctx, tb, r, replicas, timeout); err != nil {
 		tb.Fatal(errors.Join(err, ctrlProc.running()))
 	}
 	waitForDeploymentStatus(tb, r, replicas)
@@ -144,10 +146,10 @@ func saveHeapProfile(tb testing.TB, p *controllerProcess, replicas int) {
 // controllerScaleUp creates a MachineDeployment of replicas and waits until
 // every VM exists and every Machine has a nodeRef; it returns how long that
 // took, and how long until every VM existed and until every Node was Ready
-// (0 if that never happened).
-func controllerScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (total, vmsAt, nodesAt time.Duration, err error) {
+// (0 if that never happened). The wait also ends with ctx, e.g. when the
+// controller's process ends.
+func controllerScaleUp(ctx context.Context, tb testing.TB, r *rig, replicas int, timeout time.Duration) (total, vmsAt, nodesAt time.Duration, err error) {
 	tb.Helper()
-	ctx := tb.Context()
 	md := &clusterv1alpha1.MachineDeployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "scale", Namespace: "kube-system"},
 		Spec: clusterv1alpha1.MachineDeploymentSpec{

@@ -112,7 +112,9 @@ func measureUpstream(tb testing.TB, bin string, replicas int, timeout time.Durat
 		tb.Fatalf("%v\nlast lines of upstream's log:\n%s", err, proc.logTail(40))
 	}
 	res := upstreamResult{replicas: replicas}
-	if res.time, _, _, err = controllerScaleUp(tb, r, replicas, timeout); err != nil {
+	ctx, cancel := proc.untilExit(tb.Context())
+	defer cancel()
+	if res.time, _, _, err = controllerScaleUp(ctx, tb, r, replicas, timeout); err != nil {
 		tb.Fatalf("%v\nlast lines of upstream's log:\n%s", err, proc.logTail(40))
 	}
 	byHost, byMethod, err := proc.requestsByHost(tb.Context())

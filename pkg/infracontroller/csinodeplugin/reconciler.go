@@ -29,10 +29,6 @@ import (
 // ControllerName is the name of the controller.
 const ControllerName = "addons"
 
-// syncPoll is how often a tenant cluster whose watch has not synced yet is
-// looked at again.
-const syncPoll = time.Second
-
 // LegacyInfraSecretName is the Secret with the driver's infra kubeconfig
 // that earlier releases put into the tenant cluster's namespace
 // kubevirt-csi-driver; it is deleted when it carries our label.
@@ -132,9 +128,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	reader, synced := r.Access.Watches.Reader(namespace)
 	if !synced {
 		// Only the watch cache tells ours from foreign objects without a
-		// request per object; its sync is no event when it holds none.
+		// request per object; the watch queues this namespace once synced.
 		log.FromContext(ctx).V(1).Info("waiting for the watch of the tenant cluster to sync")
-		return reconcile.Result{RequeueAfter: syncPoll}, nil
+		return reconcile.Result{}, nil
 	}
 	if err := Apply(ctx, c, reader, c, addons.KubeVirtCSI, p); err != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to apply the addons to the tenant cluster of %s: %w", namespace, err)

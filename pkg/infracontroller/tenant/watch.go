@@ -388,6 +388,7 @@ func (w *Watches) run(ctx context.Context, e *watch) {
 		log.Error(err, "failed to watch the tenant cluster")
 		return
 	}
+	regs := make([]toolscache.ResourceEventHandlerRegistration, 0, len(w.Kinds))
 	for i, kind := range w.Kinds {
 		gvk := gvks[i]
 		informer, err := getInformer(ctx, log, e.cache, kind)
@@ -399,13 +400,14 @@ func (w *Watches) run(ctx context.Context, e *watch) {
 			log.Error(err, "failed to watch the tenant cluster", "kind", fmt.Sprintf("%T", kind))
 			return
 		}
+		regs = append(regs, reg)
 		w.mu.Lock()
 		e.regs = append(e.regs, reg)
 		w.mu.Unlock()
 	}
 	syncCtx, cancelSync := context.WithCancel(ctx)
 	var synced sync.WaitGroup
-	synced.Go(func() { w.notifySynced(syncCtx, e, gvks) })
+	synced.Go(func() { w.notifySynced(syncCtx, e, gvks, regs) })
 	if err := e.cache.Start(ctx); err != nil {
 		log.Error(err, "the watch of the tenant cluster failed")
 	}
@@ -413,12 +415,17 @@ func (w *Watches) run(ctx context.Context, e *watch) {
 	synced.Wait()
 }
 
-// notifySynced notifies the subscribers of every kind once the cache of e
-// has synced. The initial list reports the objects that exist; this
-// reports the ones that went while the namespace was not watched (before a
-// restart with a new kubeconfig, say), which no event shows.
-func (w *Watches) notifySynced(ctx context.Context, e *watch, gvks []schema.GroupVersionKind) {
-	if !e.cache.WaitForCacheSync(ctx) {
+// notifySynced notifies the subscribers of every kind once every handler
+// of e has synced, which is when Reader serves e. The initial list reports
+// the objects that exist; this reports the ones that went while the
+// namespace was not watched (before a restart with a new kubeconfig, say),
+// which no event shows, and wakes the readers that wait for the sync.
+func (w *Watches) notifySynced(ctx context.Context, e *watch, gvks []schema.GroupVersionKind, regs []toolscache.ResourceEventHandlerRegistration) {
+	synced := make([]toolscache.InformerSynced, len(regs))
+	for i, reg := range regs {
+		synced[i] = reg.HasSynced
+	}
+	if !toolscache.WaitForCacheSync(ctx.Done(), synced...) {
 		return
 	}
 	for _, gvk := range gvks {

@@ -152,6 +152,9 @@ type reconciler struct {
 	providerID func(*clusterv1alpha1.Machine) string
 	// evacuations counts evacuations by policy and outcome.
 	evacuations *prometheus.CounterVec
+	// migrations holds the live migrations reported, so each is
+	// reported once.
+	migrations migrationReports
 }
 
 // Add registers the Machine controller with mgr.

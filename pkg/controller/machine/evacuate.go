@@ -151,9 +151,10 @@ const kubeVirtMigrationInFlight = "in-flight migration detected"
 // requestMigration creates the live migration of an evacuated VMI, one per
 // infra node it leaves; none while one is under way, since KubeVirt (with
 // evictionStrategy LiveMigrate) may have started its own, and a refusal
-// for that reason is no error.
+// for that reason is no error. Either way the migration is reported once.
 func (r *reconciler) requestMigration(ctx context.Context, s *scope, vmi *kubevirtcorev1.VirtualMachineInstance, plan evacuationPlan) error {
 	if migrationInFlight(vmi) {
+		r.reportMigration(s, vmi, plan, "")
 		return nil
 	}
 	h := fnv.New32a()
@@ -168,14 +169,32 @@ func (r *reconciler) requestMigration(ctx context.Context, s *scope, vmi *kubevi
 	}
 	err := r.infra.Create(ctx, migration)
 	switch {
-	case apierrors.IsAlreadyExists(err), err != nil && strings.Contains(err.Error(), kubeVirtMigrationInFlight):
+	case apierrors.IsAlreadyExists(err):
+		return nil
+	case err != nil && strings.Contains(err.Error(), kubeVirtMigrationInFlight):
+		r.reportMigration(s, vmi, plan, "")
 		return nil
 	case err != nil:
 		return fmt.Errorf("failed to create the migration of VirtualMachineInstance %s: %w", vmi.Name, err)
 	}
-	r.recordEvacuation(s, plan, outcomeMigrating, ReasonMigrating, "Evacuate",
-		"Requested the live migration %s of VirtualMachineInstance %s away from infra node %s", migration.Name, vmi.Name, vmi.Status.NodeName)
+	r.reportMigration(s, vmi, plan, migration.Name)
 	return nil
+}
+
+// reportMigration records the Migrating event and count of the VMI's
+// migration away from its infra node, once per migration: requested names
+// the migration the controller created, "" one KubeVirt started.
+func (r *reconciler) reportMigration(s *scope, vmi *kubevirtcorev1.VirtualMachineInstance, plan evacuationPlan, requested string) {
+	if !r.migrations.first(migrationKey{vmi: vmi.UID, node: vmi.Status.NodeName}) {
+		return
+	}
+	if requested != "" {
+		r.recordEvacuation(s, plan, outcomeMigrating, ReasonMigrating, "Evacuate",
+			"Requested the live migration %s of VirtualMachineInstance %s away from infra node %s", requested, vmi.Name, vmi.Status.NodeName)
+		return
+	}
+	r.recordEvacuation(s, plan, outcomeMigrating, ReasonMigrating, "Evacuate",
+		"The live migration of VirtualMachineInstance %s away from infra node %s is under way", vmi.Name, vmi.Status.NodeName)
 }
 
 // recordFallback records a Warning event when the plan does not follow

@@ -20,8 +20,8 @@ const (
 	// ReasonEvacuated: the guest Node was drained and the VMI deleted, so
 	// that KubeVirt restarts it on another infra node (restart).
 	ReasonEvacuated = "Evacuated"
-	// ReasonMigrating: a live migration of the VMI was requested
-	// (liveMigrate).
+	// ReasonMigrating: a live migration of the VMI was requested, or one
+	// KubeVirt started is under way (liveMigrate); once per migration.
 	ReasonMigrating = "Migrating"
 	// ReasonEvacuationReplaced: the guest Node was drained and the Machine
 	// deleted, so that its MachineSet replaces it (replace).

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
@@ -194,14 +195,26 @@ func readyNode(node *corev1.Node) bool {
 	})
 }
 
-// expectEvent fails unless an event of the reason regards the object.
+// expectEvent waits up to 30 s (events are written in the background) for
+// an event of the reason regarding the object; its failure names the
+// reasons the object does have.
 func (s *suite) expectEvent(t *testing.T, uid types.UID, reason string) {
 	t.Helper()
-	events := &eventsv1.EventList{}
-	if err := s.user.Client.List(t.Context(), events, ctrlruntimeclient.InNamespace(machineNamespace)); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool { return e.Regarding.UID == uid && e.Reason == reason }) {
-		t.Errorf("no %s event for %s", reason, uid)
-	}
+	waitFor(t, 30*time.Second, fmt.Sprintf("a %s event for %s", reason, uid), func() (bool, string) {
+		events := &eventsv1.EventList{}
+		if err := s.user.Client.List(t.Context(), events, ctrlruntimeclient.InNamespace(machineNamespace)); err != nil {
+			return false, err.Error()
+		}
+		var reasons []string
+		for _, e := range events.Items {
+			if e.Regarding.UID != uid {
+				continue
+			}
+			if e.Reason == reason {
+				return true, ""
+			}
+			reasons = append(reasons, e.Reason)
+		}
+		return false, fmt.Sprintf("its events have the reasons %v", reasons)
+	})
 }

@@ -322,15 +322,24 @@ func (w *Watches) Reader(namespace string) (ctrlruntimeclient.Reader, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	e, found := w.entries[namespace]
-	if !found || len(e.regs) != len(w.Kinds) {
+	if !found || !e.synced(len(w.Kinds)) {
 		return nil, false
+	}
+	return e.cache, true
+}
+
+// synced reports whether the handlers of all kinds of e are registered and
+// have synced; the caller holds Watches.mu.
+func (e *watch) synced(kinds int) bool {
+	if len(e.regs) != kinds {
+		return false
 	}
 	for _, reg := range e.regs {
 		if !reg.HasSynced() {
-			return nil, false
+			return false
 		}
 	}
-	return e.cache, true
+	return true
 }
 
 // Running returns the number of tenant namespaces being watched (or, before
@@ -388,7 +397,6 @@ func (w *Watches) run(ctx context.Context, e *watch) {
 		log.Error(err, "failed to watch the tenant cluster")
 		return
 	}
-	regs := make([]toolscache.ResourceEventHandlerRegistration, 0, len(w.Kinds))
 	for i, kind := range w.Kinds {
 		gvk := gvks[i]
 		informer, err := getInformer(ctx, log, e.cache, kind)
@@ -400,14 +408,13 @@ func (w *Watches) run(ctx context.Context, e *watch) {
 			log.Error(err, "failed to watch the tenant cluster", "kind", fmt.Sprintf("%T", kind))
 			return
 		}
-		regs = append(regs, reg)
 		w.mu.Lock()
 		e.regs = append(e.regs, reg)
 		w.mu.Unlock()
 	}
 	syncCtx, cancelSync := context.WithCancel(ctx)
 	var synced sync.WaitGroup
-	synced.Go(func() { w.notifySynced(syncCtx, e, gvks, regs) })
+	synced.Go(func() { w.notifySynced(syncCtx, e, gvks) })
 	if err := e.cache.Start(ctx); err != nil {
 		log.Error(err, "the watch of the tenant cluster failed")
 	}
@@ -420,12 +427,13 @@ func (w *Watches) run(ctx context.Context, e *watch) {
 // the objects that exist; this reports the ones that went while the
 // namespace was not watched (before a restart with a new kubeconfig, say),
 // which no event shows, and wakes the readers that wait for the sync.
-func (w *Watches) notifySynced(ctx context.Context, e *watch, gvks []schema.GroupVersionKind, regs []toolscache.ResourceEventHandlerRegistration) {
-	synced := make([]toolscache.InformerSynced, len(regs))
-	for i, reg := range regs {
-		synced[i] = reg.HasSynced
+func (w *Watches) notifySynced(ctx context.Context, e *watch, gvks []schema.GroupVersionKind) {
+	synced := func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return e.synced(len(gvks))
 	}
-	if !toolscache.WaitForCacheSync(ctx.Done(), synced...) {
+	if !toolscache.WaitForCacheSync(ctx.Done(), synced) {
 		return
 	}
 	for _, gvk := range gvks {

@@ -21,6 +21,14 @@ if [[ -x "$DEST/kube-apiserver" && -x "$DEST/etcd" && -x "$DEST/kube-controller-
 fi
 
 mkdir -p "$DEST"
+# Test processes of several packages may run this script at once on a cold
+# cache: one builds, the others wait for it and then find the binaries.
+exec 9>"$CACHE_ROOT/.lock"
+flock 9
+if [[ -x "$DEST/kube-apiserver" && -x "$DEST/etcd" && -x "$DEST/kube-controller-manager" ]]; then
+  echo "$DEST"
+  exit 0
+fi
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 export GOFLAGS=-mod=mod

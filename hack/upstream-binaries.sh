@@ -34,6 +34,14 @@ if complete; then
   exit 0
 fi
 mkdir -p "$DEST"
+# Test processes of several packages may run this script at once on a cold
+# cache: one builds, the others wait for it and then find the binaries.
+exec 9>"$CACHE_ROOT/.lock"
+flock 9
+if complete; then
+  echo "$DEST"
+  exit 0
+fi
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 

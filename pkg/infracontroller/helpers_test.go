@@ -73,22 +73,7 @@ func startController(tb testing.TB, cfg *rest.Config, o infracontroller.Options,
 	if err != nil {
 		tb.Fatalf("failed to set up the controllers: %v", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil {
-			tb.Errorf("manager failed: %v", err)
-		}
-	}
-	tb.Cleanup(stop)
-	return &running{controllers: controllers, stop: stop}
+	return &running{controllers: controllers, stop: envtest.RunInBackground(tb, "manager", mgr.Start).Stop}
 }
 
 // createTenant creates a tenant namespace and, when kubeconfig is not nil,

@@ -105,14 +105,13 @@ func newBootstrapSecretsFor(t *testing.T, env *envtest.Env, kubeconfig []byte, c
 // reads from its cache (wantCached) or has given the cache up.
 func startBootstrapSecrets(t *testing.T, b *bootstrapSecrets, wantCached bool) {
 	t.Helper()
-	done := runUntilCleanup(t, "bootstrap Secrets", b.Start)
+	running := envtest.RunInBackground(t, "bootstrap Secrets", b.Start)
 	if wantCached {
 		waitFor(t, "the bootstrap Secret cache", func() bool { return b.cached.Load() != nil })
 		return
 	}
 	select {
-	case err := <-done:
-		done <- err
+	case <-running.Done():
 	case <-time.After(30 * time.Second):
 		t.Fatal("the reader kept running without the permission to cache")
 	}

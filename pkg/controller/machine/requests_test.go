@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -131,22 +130,5 @@ func startControllerWith(t *testing.T, cfg *rest.Config, env *envtest.Env, opts 
 // runManager starts mgr and stops it when the test ends.
 func runManager(t *testing.T, mgr ctrl.Manager) {
 	t.Helper()
-	runUntilCleanup(t, "manager", mgr.Start)
-}
-
-// runUntilCleanup runs start in the background until the test ends and
-// reports its error then; the returned channel receives that error if
-// start returns earlier (send it back so the cleanup sees it too).
-func runUntilCleanup(t *testing.T, what string, start func(context.Context) error) chan error {
-	t.Helper()
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("%s: %v", what, err)
-		}
-	})
-	return done
+	envtest.RunInBackground(t, "manager", mgr.Start)
 }

@@ -1,7 +1,6 @@
 package machinedeployment
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -195,13 +194,5 @@ func startManager(t *testing.T, mgr ctrl.Manager, opts Options) {
 // runManager runs mgr until the test ends.
 func runManager(t *testing.T, mgr ctrl.Manager) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	envtest.RunInBackground(t, "manager", mgr.Start)
 }

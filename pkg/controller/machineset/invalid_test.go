@@ -1,7 +1,6 @@
 package machineset
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -107,13 +106,5 @@ func runController(t *testing.T, env *envtest.Env, counter *envtest.RequestCount
 	if err := Add(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	envtest.RunInBackground(t, "manager", mgr.Start)
 }

@@ -58,27 +58,7 @@ func requestsOf(t *testing.T, src source.Source) <-chan reconcile.Request {
 // startWatches runs w until the test ends and waits for Start to return.
 func startWatches(t *testing.T, w *Watches) (stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Start(ctx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Start: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("Start did not return after its context ended")
-		}
-	}
-	t.Cleanup(stop)
-	return stop
+	return envtest.RunInBackground(t, "tenant watches", w.Start).Stop
 }
 
 // expectRequest waits a few seconds for a request of namespace.

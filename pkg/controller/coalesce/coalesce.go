@@ -17,6 +17,15 @@ import (
 // waits before its owner's status shows it.
 const DefaultWindow = time.Second
 
+// An owner's size is the number of objects its status counts (a
+// MachineSet's or MachineDeployment's replicas). SizePerWidth objects widen
+// its window by one width, and MaxWidths is the most widths it spans: a
+// window of 1 s is 1 s up to a size of 99, 2 s from 100, and 10 s from 900.
+const (
+	SizePerWidth = 100
+	MaxWidths    = 10
+)
+
 // Window remembers, per owner, until when the events of its children wait.
 // It is safe for concurrent use.
 type Window struct {
@@ -40,15 +49,22 @@ func (w *Window) Width() time.Duration {
 	return w.width
 }
 
-// Wrote records that a reconcile of key which started at start changed
-// the object: the events of its children wait until start plus the width.
-func (w *Window) Wrote(key types.NamespacedName, start time.Time) {
+// WidthFor returns the window of an owner of size objects (see
+// SizePerWidth); 0 when there is none.
+func (w *Window) WidthFor(size int) time.Duration {
+	return w.width * time.Duration(min(1+max(size, 0)/SizePerWidth, MaxWidths))
+}
+
+// Wrote records that a reconcile of key, an owner of size objects, which
+// started at start changed the object: the events of its children wait
+// until start plus WidthFor(size).
+func (w *Window) Wrote(key types.NamespacedName, start time.Time, size int) {
 	if w.width == 0 {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if end := start.Add(w.width); end.After(w.until[key]) {
+	if end := start.Add(w.WidthFor(size)); end.After(w.until[key]) {
 		w.until[key] = end
 	}
 }
@@ -134,22 +150,24 @@ func (q heldQueue) Add(req reconcile.Request) {
 	q.queue.Add(req)
 }
 
-// Track returns what a reconcile of obj defers: it records the reconcile
-// as one that wrote obj (see Wrote), counted from when Track was called,
-// when obj's resourceVersion changed in between, as every write that
-// updates obj in place (Update, Patch, their status variants) makes it.
-func (w *Window) Track(obj metav1.Object) func() {
+// Track returns what a reconcile of obj, an owner of size objects,
+// defers: it records the reconcile as one that wrote obj (see
+// Wrote), counted from when Track was called, when obj's resourceVersion
+// changed in between, as every write that updates obj in place (Update,
+// Patch, their status variants) makes it.
+func (w *Window) Track(obj metav1.Object, size int) func() {
 	start, read := w.now(), obj.GetResourceVersion()
 	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	return func() {
 		if obj.GetResourceVersion() != read {
-			w.Wrote(key, start)
+			w.Wrote(key, start, size)
 		}
 	}
 }
 
-// MaxWrites is the most writes of one object that a burst of its
-// children's changes lasting d causes: a window opens at each write and
+// MaxWrites is the most writes of an owner of a size below SizePerWidth
+// that a burst of its children's changes lasting d causes (a larger
+// owner's wider window allows fewer): a window opens at each write and
 // holds what comes after it, but a change seen while a write is under way
 // may cause one more write right after it, so two per window begun
 // during d, and two for the window open when d ends. Without a window

@@ -33,6 +33,46 @@ func TestWindowWidth(t *testing.T) {
 	}
 }
 
+// TestWidthFor: the window widens by one width per SizePerWidth objects
+// of its owner, up to MaxWidths widths; without a window there is none.
+func TestWidthFor(t *testing.T) {
+	for _, tc := range []struct {
+		width time.Duration
+		size  int
+		want  time.Duration
+	}{
+		{time.Second, -1, time.Second},
+		{time.Second, 0, time.Second},
+		{time.Second, 99, time.Second},
+		{time.Second, 100, 2 * time.Second},
+		{time.Second, 300, 4 * time.Second},
+		{time.Second, 900, 10 * time.Second},
+		{time.Second, 5000, 10 * time.Second},
+		{500 * time.Millisecond, 250, 1500 * time.Millisecond},
+		{-1, 1000, 0},
+	} {
+		if got := New(tc.width).WidthFor(tc.size); got != tc.want {
+			t.Errorf("New(%s).WidthFor(%d) = %s, want %s", tc.width, tc.size, got, tc.want)
+		}
+	}
+}
+
+// TestWaitOfALargeOwner: the write of an owner of 1000 objects holds its
+// children's events for ten widths.
+func TestWaitOfALargeOwner(t *testing.T) {
+	now := t0
+	key := types.NamespacedName{Namespace: "ns", Name: "large"}
+	w := newAt(time.Second, &now)
+	obj := &metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, ResourceVersion: "1"}
+	done := w.Track(obj, 1000)
+	obj.ResourceVersion = "2"
+	done()
+	now = t0.Add(4 * time.Second)
+	if got := w.Wait(key); got != 6*time.Second {
+		t.Errorf("wait %s, want 6s", got)
+	}
+}
+
 func TestWait(t *testing.T) {
 	now := t0
 	key := types.NamespacedName{Namespace: "ns", Name: "ms"}
@@ -41,7 +81,7 @@ func TestWait(t *testing.T) {
 	if got := w.Wait(key); got != 0 {
 		t.Errorf("before any write: wait %s, want 0", got)
 	}
-	w.Wrote(key, t0)
+	w.Wrote(key, t0, 3)
 	now = t0.Add(300 * time.Millisecond)
 	if got := w.Wait(key); got != 700*time.Millisecond {
 		t.Errorf("within the window: wait %s, want 700ms", got)
@@ -50,7 +90,7 @@ func TestWait(t *testing.T) {
 		t.Errorf("another object: wait %s, want 0", got)
 	}
 	// A write of a reconcile that started earlier does not shorten it.
-	w.Wrote(key, t0.Add(-time.Second))
+	w.Wrote(key, t0.Add(-time.Second), 3)
 	if got := w.Wait(key); got != 700*time.Millisecond {
 		t.Errorf("after an older write: wait %s, want 700ms", got)
 	}
@@ -61,13 +101,13 @@ func TestWait(t *testing.T) {
 	if n := len(w.until); n != 0 {
 		t.Errorf("%d windows kept after they passed", n)
 	}
-	w.Wrote(key, now)
+	w.Wrote(key, now, 3)
 	w.Forget(key)
 	if got := w.Wait(key); got != 0 {
 		t.Errorf("after Forget: wait %s, want 0", got)
 	}
 	none := newAt(-1, &now)
-	none.Wrote(key, now)
+	none.Wrote(key, now, 3)
 	if got := none.Wait(key); got != 0 {
 		t.Errorf("without a window: wait %s, want 0", got)
 	}
@@ -78,13 +118,13 @@ func TestTrack(t *testing.T) {
 	w := newAt(time.Second, &now)
 	obj := &metav1.ObjectMeta{Namespace: "ns", Name: "ms", ResourceVersion: "1"}
 	key := types.NamespacedName{Namespace: "ns", Name: "ms"}
-	done := w.Track(obj)
+	done := w.Track(obj, 3)
 	now = t0.Add(100 * time.Millisecond)
 	done()
 	if got := w.Wait(key); got != 0 {
 		t.Errorf("a reconcile that wrote nothing opened a window of %s", got)
 	}
-	done = w.Track(obj)
+	done = w.Track(obj, 3)
 	obj.ResourceVersion = "2"
 	now = t0.Add(200 * time.Millisecond)
 	done()
@@ -109,7 +149,7 @@ func TestHandlerHoldsRequestsOfAWindow(t *testing.T) {
 	w := newAt(time.Second, &now)
 	held := types.NamespacedName{Namespace: "ns", Name: "held"}
 	free := types.NamespacedName{Namespace: "ns", Name: "free"}
-	w.Wrote(held, t0)
+	w.Wrote(held, t0, 3)
 	now = t0.Add(250 * time.Millisecond)
 	h := w.Handler(handler.EnqueueRequestsFromMapFunc(func(_ context.Context, _ ctrlruntimeclient.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: held}, {NamespacedName: free}}

@@ -9,6 +9,13 @@
 // change (one step of a rollout) is not delayed. The work queue keeps one
 // pending entry per object, so the events held in a window make one
 // reconcile, which reads the latest state of every child: none of them is
-// lost. Events of the owner itself do not pass through a Window: a change
-// of its spec (a new replica count) is acted on at once.
+// lost.
+//
+// The window widens with the owner's size (see SizePerWidth): while the
+// Nodes of 1000 Machines become Ready over twenty minutes, a window of
+// 1 s would cost their MachineSet and MachineDeployment a status write
+// per second each; a window of 10 s costs one per 10 s. The owner's status
+// then lags its children by at most MaxWidths widths. Events of the owner
+// itself do not pass through a Window: a change of its spec (a new replica
+// count) is acted on at once.
 package coalesce

@@ -102,7 +102,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.window.Forget(req.NamespacedName)
 		return reconcile.Result{}, ctrlruntimeclient.IgnoreNotFound(err)
 	}
-	defer r.window.Track(md)()
+	defer r.window.Track(md, int(ptr.Deref(md.Spec.Replicas, 0)))()
 	if md.DeletionTimestamp != nil {
 		// The garbage collector deletes the MachineSets it owns.
 		return reconcile.Result{}, nil

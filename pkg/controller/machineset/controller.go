@@ -74,7 +74,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.window.Forget(req.NamespacedName)
 		return reconcile.Result{}, ctrlruntimeclient.IgnoreNotFound(err)
 	}
-	defer r.window.Track(ms)()
+	defer r.window.Track(ms, int(ptr.Deref(ms.Spec.Replicas, 0)))()
 	if ms.DeletionTimestamp != nil {
 		// The garbage collector deletes the Machines it owns.
 		return reconcile.Result{}, nil

@@ -14,8 +14,9 @@ CACHE_ROOT="${ENVTEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubevirt-kkp/envtes
 DEST="$CACHE_ROOT/k8s-${K8S_VERSION}-etcd-${ETCD_VERSION}-1"
 
 log() { echo "envtest-binaries: $*" >&2; }
+complete() { [[ -x "$DEST/kube-apiserver" && -x "$DEST/etcd" && -x "$DEST/kube-controller-manager" ]]; }
 
-if [[ -x "$DEST/kube-apiserver" && -x "$DEST/etcd" && -x "$DEST/kube-controller-manager" ]]; then
+if complete; then
   echo "$DEST"
   exit 0
 fi
@@ -25,7 +26,7 @@ mkdir -p "$DEST"
 # cache: one builds, the others wait for it and then find the binaries.
 exec 9>"$CACHE_ROOT/.lock"
 flock 9
-if [[ -x "$DEST/kube-apiserver" && -x "$DEST/etcd" && -x "$DEST/kube-controller-manager" ]]; then
+if complete; then
   echo "$DEST"
   exit 0
 fi

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 func freeAddr(t *testing.T) string {
@@ -47,7 +48,7 @@ func TestRun(t *testing.T) {
 	}
 	for _, path := range []string{"/healthz", "/readyz"} {
 		t.Run(path+" answers 200", func(t *testing.T) {
-			poll(t, func() error {
+			poll.Until(t, 30*time.Second, func() error {
 				resp, err := http.Get("http://" + probe + path)
 				if err != nil {
 					return err
@@ -61,25 +62,10 @@ func TestRun(t *testing.T) {
 		})
 	}
 	t.Run("the controllers run", func(t *testing.T) {
-		poll(t, func() error {
+		poll.Until(t, 30*time.Second, func() error {
 			u := &unstructured.Unstructured{}
 			u.SetGroupVersionKind(flavors.PresetGVK)
 			return env.Client.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-run", Name: flavors.StandardPresetName}, u)
 		})
 	})
-}
-
-func poll(t *testing.T, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 30s: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

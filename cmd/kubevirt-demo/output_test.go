@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 type failingWriter struct{ writes int }
@@ -50,16 +52,19 @@ func TestTimedLinesHeartbeat(t *testing.T) {
 	go func() { w.heartbeat(done, 10*time.Millisecond); close(finished) }()
 	time.Sleep(30 * time.Millisecond) // no step has begun: no heartbeat
 	fmt.Fprintln(w, "envtest-binaries: building etcd v3.6.16 (about 2 minutes on a cold cache)")
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	beat := poll.Wait(t.Context(), 5*time.Second, func() error {
 		w.mu.Lock()
-		beat := bytes.Contains(buf.Bytes(), []byte("still building"))
-		w.mu.Unlock()
-		if beat {
-			break
+		defer w.mu.Unlock()
+		if !bytes.Contains(buf.Bytes(), []byte("still building")) {
+			return errors.New("no heartbeat line")
 		}
-	}
+		return nil
+	})
 	close(done)
 	<-finished
+	if beat != nil {
+		t.Error(beat)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	want := regexp.MustCompile(`^    \[0s\] envtest-binaries: building etcd v3\.6\.16 \(about 2 minutes on a cold cache\)\n` +

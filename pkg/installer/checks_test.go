@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,13 +26,12 @@ var kubeVirtGVK = schema.GroupVersionKind{Group: "kubevirt.io", Version: "v1", K
 // waitFor waits until out contains s.
 func waitFor(t *testing.T, out *syncBuffer, s string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(out.String(), s) {
-		if time.Now().After(deadline) {
-			t.Fatalf("output never contained %q:\n%s", s, out.String())
+	poll.Until(t, 30*time.Second, func() error {
+		if got := out.String(); !strings.Contains(got, s) {
+			return fmt.Errorf("output does not contain %q:\n%s", s, got)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // inOrder checks that the parts occur in s in the given order.

@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/webhook"
 	kkpenvtest "github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/client-go/rest"
@@ -90,18 +92,17 @@ func warmUp(t *testing.T, e *testEnv) {
 	md.Spec.Template.Spec.ProviderSpec.Value = providerSpec(t, func(cps map[string]any) {
 		cps["virtualMachine"].(map[string]any)["template"].(map[string]any)["primaryDisk"].(map[string]any)["storageClassName"] = "warm-up"
 	})
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	poll.Until(t, 90*time.Second, func() error {
 		err := e.client.Create(t.Context(), md.DeepCopy(), ctrlruntimeclient.DryRunAll)
-		if err != nil && strings.Contains(err.Error(), `StorageClass "warm-up" not found`) {
-			e.warm = true
-			return
+		switch {
+		case err == nil:
+			return errors.New("the webhook does not check infra facts: the dry run was admitted")
+		case !strings.Contains(err.Error(), `StorageClass "warm-up" not found`):
+			return fmt.Errorf("the webhook does not check infra facts: %w", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the webhook does not check infra facts: %v", err)
-		}
-		time.Sleep(time.Second)
-	}
+		return nil
+	})
+	e.warm = true
 }
 
 // chartNamespace is the release namespace kubevirt-installer installs the

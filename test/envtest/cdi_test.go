@@ -1,7 +1,6 @@
 package envtest
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -11,8 +10,9 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 func TestCDIController(t *testing.T) {
@@ -22,15 +22,14 @@ func TestCDIController(t *testing.T) {
 	if err := c.Create(ctx, class); err != nil {
 		t.Fatal(err)
 	}
-	poll := func(what string, cond func(ctx context.Context) (bool, error)) {
+	waitFor := func(what string, check func() error) {
 		t.Helper()
-		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, cond); err != nil {
+		if err := poll.Wait(ctx, time.Minute, check); err != nil {
 			t.Fatalf("%s: %v; %v", what, err, env.ComponentErrors())
 		}
 	}
-	poll("cdi-controller creates the StorageProfile", func(ctx context.Context) (bool, error) {
-		err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Name: class.Name}, &cdicorev1beta1.StorageProfile{})
-		return err == nil, ctrlruntimeclient.IgnoreNotFound(err)
+	waitFor("cdi-controller creates the StorageProfile", func() error {
+		return c.Get(ctx, ctrlruntimeclient.ObjectKey{Name: class.Name}, &cdicorev1beta1.StorageProfile{})
 	})
 	ns := env.CreateNamespace(t, "cdi-test")
 	dv := &cdicorev1beta1.DataVolume{
@@ -47,8 +46,7 @@ func TestCDIController(t *testing.T) {
 	if err := c.Create(ctx, dv); err != nil {
 		t.Fatal(err)
 	}
-	poll("cdi-controller creates the PVC", func(ctx context.Context) (bool, error) {
-		err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(dv), &corev1.PersistentVolumeClaim{})
-		return err == nil, ctrlruntimeclient.IgnoreNotFound(err)
+	waitFor("cdi-controller creates the PVC", func() error {
+		return c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(dv), &corev1.PersistentVolumeClaim{})
 	})
 }

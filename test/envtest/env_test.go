@@ -2,6 +2,8 @@ package envtest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -11,10 +13,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 func TestStart(t *testing.T) {
@@ -131,9 +134,15 @@ func checkGarbageCollection(t *testing.T, env *Env) {
 	if err := env.Client.Delete(ctx, owner); err != nil {
 		t.Fatal(err)
 	}
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := poll.Wait(ctx, time.Minute, func() error {
 		err := env.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(dependent), &corev1.ConfigMap{})
-		return apierrors.IsNotFound(err), nil
+		switch {
+		case err == nil:
+			return errors.New("the dependent ConfigMap is still there")
+		case apierrors.IsNotFound(err):
+			return nil
+		}
+		return fmt.Errorf("failed to get the dependent ConfigMap: %w", err)
 	})
 	if err != nil {
 		t.Errorf("dependent ConfigMap was not garbage collected: %v", err)

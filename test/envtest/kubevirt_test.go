@@ -1,7 +1,7 @@
 package envtest
 
 import (
-	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,9 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 func TestKubeVirt(t *testing.T) {
@@ -48,12 +49,15 @@ func TestKubeVirt(t *testing.T) {
 		t.Errorf("the stored VM has no firmware serial: KubeVirt's mutating webhook did not run")
 	}
 	t.Run("virt-controller creates the VMI and its launcher pod", func(t *testing.T) {
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := poll.Wait(ctx, time.Minute, func() error {
 			pods := &corev1.PodList{}
 			if err := c.List(ctx, pods, ctrlruntimeclient.InNamespace(ns), ctrlruntimeclient.MatchingLabels{kubevirtcorev1.AppLabel: "virt-launcher"}); err != nil {
-				return false, err
+				return err
 			}
-			return len(pods.Items) == 1, nil
+			if len(pods.Items) != 1 {
+				return fmt.Errorf("%d virt-launcher pods, want 1", len(pods.Items))
+			}
+			return nil
 		})
 		if err != nil {
 			vmi := &kubevirtcorev1.VirtualMachineInstance{}

@@ -1,7 +1,7 @@
 package machine
 
 import (
-	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -9,12 +9,12 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -91,11 +91,11 @@ func TestNodeTopologyLabels(t *testing.T) {
 		"node-spec-region": {labelRegion: "spec-region", labelZone: "eu-1"},
 	}
 	got := map[string]map[string]string{}
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := poll.Wait(ctx, 30*time.Second, func() error {
 		for name := range want {
 			node := &corev1.Node{}
 			if err := env.Client.Get(ctx, ctrlruntimeclient.ObjectKey{Name: name}, node); err != nil {
-				return false, err
+				return err
 			}
 			got[name] = map[string]string{}
 			for _, key := range []string{labelRegion, labelZone} {
@@ -104,16 +104,22 @@ func TestNodeTopologyLabels(t *testing.T) {
 				}
 			}
 		}
-		return cmp.Equal(want, got), nil
+		if !cmp.Equal(want, got) {
+			return errors.New("other topology labels")
+		}
+		return nil
 	})
 	if err != nil {
-		t.Errorf("Node topology labels (-want +got):\n%s", cmp.Diff(want, got))
+		t.Errorf("Node topology labels: %v (-want +got):\n%s", err, cmp.Diff(want, got))
 	}
 	// The controller wires the provider's metric labels into the machine
 	// info metric.
 	wantInfo := map[string]string{"cpus": "2", "namespace": ns, "phase": "Running"}
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return hasMachineInfo(t, "bare", wantInfo), nil
+	err = poll.Wait(ctx, 30*time.Second, func() error {
+		if !hasMachineInfo(t, "bare", wantInfo) {
+			return errors.New("no such series")
+		}
+		return nil
 	})
 	if err != nil {
 		t.Errorf("no machine_controller_machine_info series of Machine bare with %v", wantInfo)

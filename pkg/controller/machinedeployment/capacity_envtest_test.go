@@ -1,8 +1,8 @@
 package machinedeployment
 
 import (
-	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"maps"
 	"testing"
@@ -14,13 +14,13 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -155,10 +155,10 @@ cloudProviderSpec:
 func waitForCapacity(t *testing.T, env *envtest.Env, namespace, name string, want map[string]string) {
 	t.Helper()
 	var got map[string]string
-	read := func() (bool, error) {
+	err := poll.Wait(t.Context(), 30*time.Second, func() error {
 		md := &clusterv1alpha1.MachineDeployment{}
 		if err := env.Client.Get(t.Context(), ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: name}, md); err != nil {
-			return false, err
+			return err
 		}
 		got = map[string]string{}
 		for _, key := range capacityKeys {
@@ -166,10 +166,10 @@ func waitForCapacity(t *testing.T, env *envtest.Env, namespace, name string, wan
 				got[key] = v
 			}
 		}
-		return maps.Equal(got, want), nil
-	}
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return read()
+		if !maps.Equal(got, want) {
+			return errors.New("other capacity annotations")
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatalf("MachineDeployment %s: %v; capacity annotations (-want +got):\n%s", name, err, cmp.Diff(want, got))

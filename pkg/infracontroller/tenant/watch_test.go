@@ -312,11 +312,11 @@ func TestWatchesEnsureErrors(t *testing.T) {
 	t.Run("a second Start fails", func(t *testing.T) {
 		w := &Watches{Kinds: []ctrlruntimeclient.Object{&storagev1.StorageClass{}}, Clients: &Clients{}}
 		startWatches(t, w)
-		for started := false; !started; time.Sleep(10 * time.Millisecond) {
+		poll.UntilTrue(t, 30*time.Second, "the first Start to begin", func() (bool, error) {
 			w.mu.Lock()
-			started = w.started
-			w.mu.Unlock()
-		}
+			defer w.mu.Unlock()
+			return w.started, nil
+		})
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		if err := w.Start(ctx); err == nil || errors.Is(err, context.Canceled) {

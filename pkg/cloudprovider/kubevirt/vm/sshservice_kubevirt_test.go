@@ -1,18 +1,18 @@
 package vm
 
 import (
-	"context"
+	"errors"
 	"testing"
 	"time"
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -53,10 +53,15 @@ func TestSSHServiceSelectsKubeVirtsLauncherPod(t *testing.T) {
 	}
 
 	launchers := &corev1.PodList{}
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		err := env.Client.List(ctx, launchers, ctrlruntimeclient.InNamespace(namespace),
-			ctrlruntimeclient.MatchingLabels{kubevirtcorev1.AppLabel: "virt-launcher"})
-		return len(launchers.Items) == 2, err
+	err := poll.Wait(ctx, time.Minute, func() error {
+		if err := env.Client.List(ctx, launchers, ctrlruntimeclient.InNamespace(namespace),
+			ctrlruntimeclient.MatchingLabels{kubevirtcorev1.AppLabel: "virt-launcher"}); err != nil {
+			return err
+		}
+		if len(launchers.Items) != 2 {
+			return errors.New("not 2 launcher pods yet")
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatalf("virt-controller made %d launcher pods, want 2: %v; %v", len(launchers.Items), err, env.ComponentErrors())

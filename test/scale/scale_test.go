@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -400,7 +399,7 @@ func TestScaleUpSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the controller")
 	}
-	repeats, err := repeatsFromEnv(1)
+	repeats, err := positiveFromEnv("SCALE_REPEATS", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,15 +424,11 @@ func TestScaleUpSmall(t *testing.T) {
 // medians, and the minimum and maximum of the time ratio; see
 // docs/benchmarks.md.
 func BenchmarkScaleUp(b *testing.B) {
-	replicas := 1000
-	if v := os.Getenv("SCALE_REPLICAS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			b.Fatalf("SCALE_REPLICAS: %v", err)
-		}
-		replicas = n
+	replicas, err := positiveFromEnv("SCALE_REPLICAS", defaultReplicas)
+	if err != nil {
+		b.Fatal(err)
 	}
-	repeats, err := repeatsFromEnv(defaultRepeats)
+	repeats, err := positiveFromEnv("SCALE_REPEATS", defaultRepeats)
 	if err != nil {
 		b.Fatal(err)
 	}

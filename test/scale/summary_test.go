@@ -15,15 +15,20 @@ import (
 // the spread of three does.
 const defaultRepeats = 3
 
-// repeatsFromEnv returns SCALE_REPEATS, else def.
-func repeatsFromEnv(def int) (int, error) {
-	v := os.Getenv("SCALE_REPEATS")
+// defaultReplicas is the size of a benchmark run when SCALE_REPLICAS is
+// not set.
+const defaultReplicas = 1000
+
+// positiveFromEnv returns the environment variable name, a positive
+// integer, else def when it is not set.
+func positiveFromEnv(name string, def int) (int, error) {
+	v := os.Getenv(name)
 	if v == "" {
 		return def, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("SCALE_REPEATS=%q: want a positive integer", v)
+		return 0, fmt.Errorf("%s=%q: want a positive integer", name, v)
 	}
 	return n, nil
 }

@@ -75,13 +75,9 @@ func BenchmarkScaleUpUpstream(b *testing.B) {
 	if bin == "" {
 		b.Skipf("%s is not set: build upstream's machine-controller with hack/upstream-machine-controller.sh and name the binary there to run it side by side", upstreamEnv)
 	}
-	replicas := 1000
-	if v := os.Getenv("SCALE_REPLICAS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			b.Fatalf("SCALE_REPLICAS=%q: want a positive integer", v)
-		}
-		replicas = n
+	replicas, err := positiveFromEnv("SCALE_REPLICAS", defaultReplicas)
+	if err != nil {
+		b.Fatal(err)
 	}
 	for b.Loop() {
 		res := measureUpstream(b, bin, replicas, benchTimeout)

@@ -42,8 +42,9 @@ type Connection struct {
 	// which would cut every watch stream after that long.
 	StreamClient *http.Client
 
-	sum    [sha256.Size]byte
-	health health
+	sum     [sha256.Size]byte
+	health  health
+	caching caching
 }
 
 // Dial builds the connection of kubeconfig data without contacting the

@@ -44,7 +44,8 @@ type Clients struct {
 	// count requests with it).
 	Wrap func(*rest.Config)
 	// Mapper, when set, maps the kinds of every tenant client (see
-	// StaticMapper); without it each client discovers its cluster's API.
+	// StaticMapper); without it the client and the watch of a connection
+	// share one mapper that discovers its cluster's API.
 	Mapper meta.RESTMapper
 
 	mu      sync.Mutex
@@ -99,7 +100,7 @@ func (c *Clients) newConn(namespace string, kubeconfig []byte) (*conn, error) {
 		return nil, fmt.Errorf("failed to use the tenant kubeconfig of %s: %w", namespace, err)
 	}
 	cn := &conn{Connection: rc, namespace: namespace}
-	cn.client, err = ctrlruntimeclient.New(rc.Config, ctrlruntimeclient.Options{Scheme: c.Scheme, Mapper: c.Mapper, HTTPClient: rc.HTTPClient})
+	cn.client, err = rc.NewClient(c.Scheme, c.Mapper)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a client for the tenant cluster of %s: %w", namespace, err)
 	}

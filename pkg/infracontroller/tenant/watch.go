@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote"
 )
 
 // The delays between attempts to set up the watch of a tenant cluster that
@@ -56,7 +56,7 @@ type Watches struct {
 	// Kinds are the typed objects to watch, e.g. &storagev1.StorageClass{}.
 	Kinds []ctrlruntimeclient.Object
 	// Mapper, when set, maps Kinds for every tenant watch (see
-	// StaticMapper); without it each watch discovers its cluster's API.
+	// StaticMapper); without it each watch uses its connection's mapper.
 	Mapper meta.RESTMapper
 	// Clients are the connections the watches use; required.
 	Clients *Clients
@@ -262,37 +262,20 @@ func (w *Watches) ensure(cn *conn) error {
 }
 
 // newCache builds, without contacting the tenant cluster, a cache of the
-// managed objects of the tenant cluster of cn.
+// managed objects of the tenant cluster of cn. Its informers retry at a
+// fixed interval while the cluster cannot be reached, so a watch resumes
+// soon after an outage.
 func (w *Watches) newCache(cn *conn) (cache.Cache, error) {
-	mapper, err := w.mapper(cn)
-	if err != nil {
-		return nil, err
-	}
-	c, err := cache.New(cn.Config, cache.Options{
-		HTTPClient:           cn.StreamClient,
-		NewInformer:          outage.NewInformer,
-		Scheme:               w.Scheme,
-		Mapper:               mapper,
-		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue}),
+	c, err := cn.NewCache(remote.CacheOptions{
+		Scheme:        w.Scheme,
+		Mapper:        w.Mapper,
+		LabelSelector: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue}),
+		Patient:       true,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("failed to create the cache of the tenant cluster of %s: %w", cn.namespace, err)
+		return nil, fmt.Errorf("failed to watch the tenant cluster of %s: %w", cn.namespace, err)
 	}
 	return c, nil
-}
-
-// mapper returns w.Mapper, or a REST mapper that discovers the API of
-// the tenant cluster of cn.
-func (w *Watches) mapper(cn *conn) (meta.RESTMapper, error) {
-	if w.Mapper != nil {
-		return w.Mapper, nil
-	}
-	// Discovery has a timeout (HTTPClient); the watches must not.
-	mapper, err := apiutil.NewDynamicRESTMapper(cn.Config, cn.HTTPClient)
-	if err != nil {
-		return nil, fmt.Errorf("failed to create the REST mapper of the tenant cluster of %s: %w", cn.namespace, err)
-	}
-	return mapper, nil
 }
 
 // Stop ends the watch of namespace, if any; call it when the namespace or

@@ -148,12 +148,12 @@ func (c *Clients) entryLocked(ctx context.Context, kubeconfig []byte, namespace 
 		}
 		c.connections[hash] = conn
 	}
-	key := entryKey{kubeconfig: hash, namespace: ResolveNamespace(namespace, "", conn.contextNamespace)}
+	key := entryKey{kubeconfig: hash, namespace: ResolveNamespace(namespace, "", conn.Namespace)}
 	if e, ok := c.entries[key]; ok {
 		e.lastUsed = now
 		return e, nil
 	}
-	nsCache, stop, err := conn.startCache(ctx, map[string]cache.Config{key.namespace: {}})
+	nsCache, stop, err := conn.startCache(ctx, key.namespace)
 	if err != nil {
 		return nil, fmt.Errorf("failed to start the infra cache of namespace %s: %w", key.namespace, err)
 	}

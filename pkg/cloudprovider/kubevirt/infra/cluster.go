@@ -36,10 +36,14 @@ func (c *Clients) Cluster(ctx context.Context, kubeconfig []byte, namespace stri
 		return nil, err
 	}
 	shared := &sharedCache{conn: e.conn, namespaced: e.cache}
-	cl, err := cluster.New(e.conn.restConfig, func(o *cluster.Options) {
+	mapper, err := e.conn.Mapper()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := cluster.New(e.conn.Config, func(o *cluster.Options) {
 		o.Scheme = e.conn.scheme
-		o.HTTPClient = e.conn.httpClient
-		o.MapperProvider = func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return e.conn.mapper, nil }
+		o.HTTPClient = e.conn.HTTPClient
+		o.MapperProvider = func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mapper, nil }
 		o.NewCache = func(*rest.Config, cache.Options) (cache.Cache, error) { return shared, nil }
 	})
 	if err != nil {

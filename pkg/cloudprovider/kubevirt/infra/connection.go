@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -22,24 +20,20 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote"
 )
 
-// connection is everything shared by the clients of one kubeconfig: the REST
-// configuration with its rate limiter, the HTTP client, the RESTMapper, the
-// direct writer and the cache of cluster-scoped kinds.
+// connection is everything shared by the clients of one kubeconfig: the
+// remote connection (REST configuration, rate limiter, transport, health,
+// REST mapper), the direct writer and the cache of cluster-scoped kinds.
 type connection struct {
-	scheme           *runtime.Scheme
-	restConfig       *rest.Config
-	httpClient       *http.Client
-	mapper           meta.RESTMapper
-	writer           ctrlruntimeclient.Client
-	contextNamespace string
-	opts             Options
+	*remote.Connection
+	scheme *runtime.Scheme
+	writer ctrlruntimeclient.Client
+	opts   Options
 
 	clusterCache cache.Cache
 	stopCluster  context.CancelFunc
 
 	mu        sync.Mutex
 	notServed map[schema.GroupVersionKind]time.Time
-	lastErr   error
 }
 
 // newConnection builds the shared parts for a kubeconfig and starts the
@@ -56,45 +50,23 @@ func newConnection(ctx context.Context, data []byte, scheme *runtime.Scheme, opt
 	if err != nil {
 		return nil, err
 	}
-	cfg, httpClient, contextNamespace := rc.Config, rc.HTTPClient, rc.Namespace
-	dynamic, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
-	if err != nil {
-		return nil, fmt.Errorf("failed to create the infra RESTMapper: %w", err)
-	}
-	mapper := newMemoMapper(dynamic)
-	writer, err := ctrlruntimeclient.New(cfg, ctrlruntimeclient.Options{HTTPClient: httpClient, Scheme: scheme, Mapper: mapper})
+	writer, err := rc.NewClient(scheme, nil)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the infra client: %w", err)
 	}
-	c := &connection{
-		scheme:           scheme,
-		restConfig:       cfg,
-		httpClient:       httpClient,
-		mapper:           mapper,
-		writer:           writer,
-		contextNamespace: contextNamespace,
-		opts:             opts,
-		notServed:        map[schema.GroupVersionKind]time.Time{},
-	}
-	c.clusterCache, c.stopCluster, err = c.startCache(ctx, nil)
+	c := &connection{Connection: rc, scheme: scheme, writer: writer, opts: opts, notServed: map[schema.GroupVersionKind]time.Time{}}
+	c.clusterCache, c.stopCluster, err = c.startCache(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// startCache creates and starts a cache; namespaces nil means all
-// namespaces. The cache lives until the returned function is called, not as
-// long as ctx, which only bounds the start.
-func (c *connection) startCache(ctx context.Context, namespaces map[string]cache.Config) (cache.Cache, context.CancelFunc, error) {
-	ca, err := cache.New(c.restConfig, cache.Options{
-		HTTPClient:               c.httpClient,
-		Scheme:                   c.scheme,
-		Mapper:                   c.mapper,
-		DefaultNamespaces:        namespaces,
-		DefaultTransform:         cachetrim.Infra,
-		DefaultWatchErrorHandler: c.recordWatchError,
-	})
+// startCache creates and starts a cache of namespaces, or of all
+// namespaces when none is given. The cache lives until the returned
+// function is called, not as long as ctx, which only bounds the start.
+func (c *connection) startCache(ctx context.Context, namespaces ...string) (cache.Cache, context.CancelFunc, error) {
+	ca, err := c.NewCache(remote.CacheOptions{Scheme: c.scheme, Namespaces: namespaces, Transform: cachetrim.Infra})
 	if err != nil {
 		return nil, nil, fmt.Errorf("failed to create the infra cache: %w", err)
 	}
@@ -112,21 +84,6 @@ func (c *connection) startCache(ctx context.Context, namespaces map[string]cache
 	return ca, cancel, nil
 }
 
-// recordWatchError keeps the last list/watch error of any informer so a
-// sync timeout can say why, then lets client-go log it as usual.
-func (c *connection) recordWatchError(ctx context.Context, r *toolscache.Reflector, err error) {
-	c.mu.Lock()
-	c.lastErr = fmt.Errorf("%s: %w", r.TypeDescription(), err)
-	c.mu.Unlock()
-	toolscache.DefaultWatchErrorHandler(ctx, r, err)
-}
-
-func (c *connection) lastWatchError() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lastErr
-}
-
 // scope reports whether the infra cluster serves gvk and whether it is
 // namespaced. Kinds found not served are remembered for NotServedTTL, so a
 // missing optional API costs no discovery request per call.
@@ -137,7 +94,11 @@ func (c *connection) scope(gvk schema.GroupVersionKind) (served, namespaced bool
 	if known && time.Since(since) < c.opts.NotServedTTL {
 		return false, false, nil
 	}
-	mapping, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	mapper, err := c.Mapper()
+	if err != nil {
+		return false, false, err
+	}
+	mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		if !isNotServed(err) {
 			return false, false, fmt.Errorf("failed to discover %s on the infra cluster: %w", gvk.GroupVersion(), err)

@@ -120,7 +120,7 @@ func (c *connection) ensureSynced(ctx context.Context, ca cache.Cache, obj ctrlr
 		return fmt.Errorf("failed to sync the infra cache of %s: %w", gvk.Kind, err)
 	}
 	_ = ca.RemoveInformer(context.WithoutCancel(ctx), obj)
-	cause := c.lastWatchError()
+	cause := c.LastWatchError()
 	if cause == nil {
 		cause = errSyncTimeout
 	}

@@ -1,4 +1,4 @@
-package infra
+package remote
 
 import (
 	"sync"
@@ -8,14 +8,14 @@ import (
 )
 
 // memoMapper remembers the mappings its RESTMapper found for a kind and
-// one version. Every cached read asks for its kind's scope (the reader to
-// route it, controller-runtime's namespaced cache to key it), and
+// one version. Every cached read asks for its kind's scope (to route it,
+// and controller-runtime's namespaced cache to key it), and
 // controller-runtime's dynamic mapper answers each question by walking a
 // mapper per group version, building an error for every one that does not
 // have the kind: at 1000 Machines, gigabytes of garbage. The dynamic mapper
 // never forgets a mapping it found either, so remembering found ones
 // changes no answer; failures are not remembered, so a kind served later
-// is still found (see connection.scope for how failures are handled).
+// is still found.
 type memoMapper struct {
 	meta.RESTMapper
 

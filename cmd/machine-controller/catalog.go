@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/catalog"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote"
 
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -47,6 +49,9 @@ cluster is an error naming the cluster-* namespaces there; an existing empty one
 	return cmd
 }
 
+// catalogTimeout bounds every request of the catalog command.
+const catalogTimeout = 30 * time.Second
+
 // infraReader returns a client of the infra cluster of a kubeconfig file
 // and the namespace of its current context ("default" when it has none).
 func infraReader(path string) (ctrlruntimeclient.Reader, string, error) {
@@ -54,14 +59,15 @@ func infraReader(path string) (ctrlruntimeclient.Reader, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("failed to read --infra-kubeconfig: %w", err)
 	}
-	cfg, namespace, err := kubeconfig.Parse(raw)
+	conn, err := remote.Dial(raw, remote.Options{
+		UserAgent: "machine-controller-catalog", QPS: infra.DefaultQPS, Burst: infra.DefaultBurst, Timeout: catalogTimeout,
+	})
 	if err != nil {
 		return nil, "", fmt.Errorf("--infra-kubeconfig: %w", err)
 	}
-	cfg.UserAgent = "machine-controller-catalog"
-	c, err := ctrlruntimeclient.New(cfg, ctrlruntimeclient.Options{})
+	c, err := conn.NewClient(nil, nil)
 	if err != nil {
 		return nil, "", fmt.Errorf("failed to create the infra client: %w", err)
 	}
-	return c, namespace, nil
+	return c, conn.Namespace, nil
 }

@@ -1,7 +1,6 @@
 package scale
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -15,14 +14,10 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
-	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	"k8c.io/machine-controller/sdk/bootstrap"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -97,7 +92,10 @@ func BenchmarkScaleUpUpstream(b *testing.B) {
 func measureUpstream(tb testing.TB, bin string, replicas int, timeout time.Duration) upstreamResult {
 	tb.Helper()
 	r := startRig(tb)
-	dropMachineStatusSubresource(tb, r)
+	// Upstream writes a Machine's status (its addresses, its nodeRef) with
+	// an update of the whole Machine, which an API server serving the
+	// status subresource silently strips of the status.
+	r.user.ServeMachineStatus(tb, false)
 	createBootstrapSecret(tb, r, "scale", "kube-system")
 	proc := startUpstreamController(tb, bin, r)
 	// A binary that does not start would otherwise only show as the
@@ -131,57 +129,6 @@ func measureUpstream(tb testing.TB, bin string, replicas int, timeout time.Durat
 	proc.stop()
 	r.stop(tb)
 	return res
-}
-
-// dropMachineStatusSubresource serves Machines as upstream's own CRD does,
-// without a status subresource: upstream writes a Machine's status (its
-// addresses, its nodeRef) with an update of the whole Machine, which an API
-// server serving the status subresource silently strips of the status.
-func dropMachineStatusSubresource(tb testing.TB, r *rig) {
-	tb.Helper()
-	ctx := tb.Context()
-	crd := &unstructured.Unstructured{}
-	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-	if err := r.user.Client.Get(ctx, ctrlruntimeclient.ObjectKey{Name: "machines.cluster.k8s.io"}, crd); err != nil {
-		tb.Fatal(err)
-	}
-	versions, _, err := unstructured.NestedSlice(crd.Object, "spec", "versions")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, v := range versions {
-		if version, ok := v.(map[string]any); ok {
-			delete(version, "subresources")
-		}
-	}
-	if err := unstructured.SetNestedSlice(crd.Object, versions, "spec", "versions"); err != nil {
-		tb.Fatal(err)
-	}
-	if err := r.user.Client.Update(ctx, crd); err != nil {
-		tb.Fatalf("failed to drop the status subresource of Machines: %v", err)
-	}
-	// The API server serves the new CRD a moment after the update: probe
-	// with a status write through an update of a whole Machine.
-	probe := &clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "status-probe", Namespace: "kube-system"}}
-	if err := r.user.Client.Create(ctx, probe); err != nil {
-		tb.Fatal(err)
-	}
-	err = poll.Wait(ctx, time.Minute, func() error {
-		probe.Status.ErrorMessage = ptr.To("probe")
-		if err := r.user.Client.Update(ctx, probe); err != nil {
-			return err
-		}
-		if probe.Status.ErrorMessage == nil {
-			return errors.New("waiting for Machines without a status subresource: an update still strips the status")
-		}
-		return nil
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := r.user.Client.Delete(ctx, probe); err != nil {
-		tb.Fatal(err)
-	}
 }
 
 // createBootstrapSecret creates what operating-system-manager writes for a

@@ -53,6 +53,7 @@ const providerSpec = `{
 func TestMachineController(t *testing.T) {
 	s := startSuite(t)
 	t.Run("MachineSet lifecycle", s.testMachineSetLifecycle)
+	t.Run("Kubermatic's Machine CRD, without a status subresource", s.testKubermaticMachineCRD)
 	t.Run("invalid spec", s.testInvalidSpec)
 	t.Run("KubeVirt's and CDI's rendering", s.testKubeVirtRendering)
 	t.Run("MachineDeployment lifecycle", s.testMachineDeployment)

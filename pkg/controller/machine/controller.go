@@ -145,6 +145,8 @@ type reconciler struct {
 	// writes holds the controller's own last write of each Machine, so a
 	// reconcile does not repeat it from a cache that lags behind it.
 	writes ownWrites
+	// statusWrites sends status writes where the Machine CRD takes them.
+	statusWrites statusWrites
 	// creates holds the controller's own instance creations the
 	// provider's cache does not show yet, so they are not repeated.
 	creates ownCreates
@@ -284,14 +286,19 @@ func (r *reconciler) handles(machine *clusterv1alpha1.Machine) bool {
 	return machine.Labels[LabelController] == r.name && machine.Annotations[AnnotationInitializers] == ""
 }
 
-// patchStatus writes the Machine's status if it differs from before.
+// patchStatus writes the Machine's status if it differs from before (see
+// statusWrites for where it goes).
 func (r *reconciler) patchStatus(ctx context.Context, machine *clusterv1alpha1.Machine, before *clusterv1alpha1.MachineStatus) error {
 	if apiequality.Semantic.DeepEqual(before, &machine.Status) {
 		return nil
 	}
+	if machine.DeletionTimestamp != nil && len(machine.Finalizers) == 0 {
+		// The Machine went with its last finalizer.
+		return nil
+	}
 	base := machine.DeepCopy()
 	base.Status = *before
-	err := r.client.Status().Patch(ctx, machine, ctrlruntimeclient.MergeFrom(base))
+	err := r.statusWrites.patch(ctx, r.client, machine, base)
 	if err == nil {
 		r.writes.record(ctrlruntimeclient.ObjectKeyFromObject(machine), machine.ResourceVersion, r.now())
 	}

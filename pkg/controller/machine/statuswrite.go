@@ -1,0 +1,60 @@
+package machine
+
+import (
+	"context"
+	"sync/atomic"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// statusWrites writes Machine statuses to the status subresource while the
+// Machine CRD serves one, as this repository's CRD does, and as part of
+// the Machine itself while it does not, as Kubermatic's own Machine CRD
+// does not: there a patch of the Machine carries its status. The writer
+// learns which from the answers, so nothing else asks the API server and
+// each change of the CRD costs one request more:
+//   - The API server answers a status write to a CRD without the
+//     subresource as it answers one for a Machine that is gone: not found.
+//     The status is then sent as a patch of the Machine. If that keeps the
+//     status, the subresource is not served, and later statuses go the
+//     same way; a Machine that is gone is not found again.
+//   - A patch of the Machine whose answer lacks the status it carried was
+//     stripped of it, which the API server does once the CRD serves the
+//     subresource again: the status is sent to the subresource, and so
+//     are later ones.
+//
+// The zero value starts with the subresource.
+type statusWrites struct {
+	onMachine atomic.Bool
+}
+
+// patch writes machine's status, base being the Machine with its stored
+// status, and leaves the stored Machine in machine.
+func (w *statusWrites) patch(ctx context.Context, c ctrlruntimeclient.Client, machine, base *clusterv1alpha1.Machine) error {
+	want := machine.Status.DeepCopy()
+	if w.onMachine.Load() {
+		if err := c.Patch(ctx, machine, ctrlruntimeclient.MergeFrom(base)); err != nil || apiequality.Semantic.DeepEqual(want, &machine.Status) {
+			return err
+		}
+		w.onMachine.Store(false)
+		machine.Status = *want
+	}
+	notFound := c.Status().Patch(ctx, machine, ctrlruntimeclient.MergeFrom(base))
+	if !apierrors.IsNotFound(notFound) {
+		return notFound
+	}
+	if err := c.Patch(ctx, machine, ctrlruntimeclient.MergeFrom(base)); err != nil {
+		return err
+	}
+	if !apiequality.Semantic.DeepEqual(want, &machine.Status) {
+		// The status subresource is served after all: this Machine was
+		// gone a moment ago and is another one now.
+		return notFound
+	}
+	w.onMachine.Store(true)
+	return nil
+}

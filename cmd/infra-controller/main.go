@@ -26,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/restmapper"
 )
 
 func main() {
@@ -56,6 +57,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	cfg.UserAgent = "infra-controller"
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
 		Cache:                   infracontroller.CacheOptions(f.options),
+		MapperProvider:          restmapper.New,
 		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress:  f.probeAddr,
 		LeaderElection:          f.leaderElect,

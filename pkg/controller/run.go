@@ -19,6 +19,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/metrics"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/restmapper"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
@@ -190,6 +191,7 @@ func (o RunOptions) newManager() (ctrl.Manager, error) {
 			DisableFor: []ctrlruntimeclient.Object{&corev1.Secret{}, &corev1.ConfigMap{}},
 		}},
 		Cache:                   cache.Options{NewInformer: outage.NewInformer, DefaultTransform: cachetrim.User},
+		MapperProvider:          restmapper.New,
 		Metrics:                 metricsserver.Options{BindAddress: cmp.Or(o.MetricsAddress, "0")},
 		HealthProbeBindAddress:  cmp.Or(o.HealthAddress, "0"),
 		PprofBindAddress:        o.PprofAddress,

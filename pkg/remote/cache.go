@@ -11,9 +11,9 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/restmapper"
 )
 
 // caching is the REST mapper of a connection, built on first use, and
@@ -33,12 +33,7 @@ type caching struct {
 // nothing until a kind is mapped, and remembers the mappings it found.
 func (c *Connection) Mapper() (meta.RESTMapper, error) {
 	c.caching.once.Do(func() {
-		dynamic, err := apiutil.NewDynamicRESTMapper(c.Config, c.HTTPClient)
-		if err != nil {
-			c.caching.err = fmt.Errorf("failed to create the REST mapper of %s: %w", c.Config.Host, err)
-			return
-		}
-		c.caching.mapper = newMemoMapper(dynamic)
+		c.caching.mapper, c.caching.err = restmapper.New(c.Config, c.HTTPClient)
 	})
 	return c.caching.mapper, c.caching.err
 }

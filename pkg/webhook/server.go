@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/restmapper"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
@@ -200,6 +201,7 @@ func (o Options) newManager() (manager.Manager, error) {
 		Client:                 ctrlruntimeclient.Options{Cache: &ctrlruntimeclient.CacheOptions{DisableFor: []ctrlruntimeclient.Object{&corev1.Secret{}, &corev1.ConfigMap{}}}},
 		Metrics:                metricsserver.Options{BindAddress: cmp.Or(o.MetricsAddress, "0")},
 		HealthProbeBindAddress: cmp.Or(o.HealthAddress, "0"),
+		MapperProvider:         restmapper.New,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the manager: %w", err)

@@ -298,7 +298,7 @@ func (r *reconciler) patchStatus(ctx context.Context, machine *clusterv1alpha1.M
 	}
 	base := machine.DeepCopy()
 	base.Status = *before
-	err := r.statusWrites.patch(ctx, r.client, machine, base)
+	err := r.statusWrites.patch(ctx, r.log, r.client, machine, base)
 	if err == nil {
 		r.writes.record(ctrlruntimeclient.ObjectKeyFromObject(machine), machine.ResourceVersion, r.now())
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync/atomic"
 
+	"go.uber.org/zap"
+
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -33,14 +35,17 @@ type statusWrites struct {
 }
 
 // patch writes machine's status, base being the Machine with its stored
-// status, and leaves the stored Machine in machine.
-func (w *statusWrites) patch(ctx context.Context, c ctrlruntimeclient.Client, machine, base *clusterv1alpha1.Machine) error {
+// status, and leaves the stored Machine in machine. log hears of each
+// switch.
+func (w *statusWrites) patch(ctx context.Context, log *zap.SugaredLogger, c ctrlruntimeclient.Client, machine, base *clusterv1alpha1.Machine) error {
 	want := machine.Status.DeepCopy()
 	if w.onMachine.Load() {
 		if err := c.Patch(ctx, machine, ctrlruntimeclient.MergeFrom(base)); err != nil || apiequality.Semantic.DeepEqual(want, &machine.Status) {
 			return err
 		}
-		w.onMachine.Store(false)
+		if w.onMachine.CompareAndSwap(true, false) {
+			log.Info("The Machine CRD serves the status subresource again: writing Machine statuses there")
+		}
 		machine.Status = *want
 	}
 	notFound := c.Status().Patch(ctx, machine, ctrlruntimeclient.MergeFrom(base))
@@ -55,6 +60,8 @@ func (w *statusWrites) patch(ctx context.Context, c ctrlruntimeclient.Client, ma
 		// gone a moment ago and is another one now.
 		return notFound
 	}
-	w.onMachine.Store(true)
+	if w.onMachine.CompareAndSwap(false, true) {
+		log.Info("The Machine CRD serves no status subresource (as Kubermatic's own CRD): writing Machine statuses with the Machine")
+	}
 	return nil
 }

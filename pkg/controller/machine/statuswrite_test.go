@@ -1,7 +1,11 @@
 package machine
 
 import (
+	"strings"
 	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 
@@ -46,7 +50,18 @@ func TestMachineStatusWithoutSubresource(t *testing.T) {
 	counter := envtest.NewRequestCounter()
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Wrap(counter.Wrap)
-	startControllerWith(t, cfg, env, Options{Provider: newFakeProvider(), ProviderID: func(m *clusterv1alpha1.Machine) string { return "kubevirt://" + m.Name }})
+	core, logs := observer.New(zap.InfoLevel)
+	startControllerWith(t, cfg, env, Options{
+		Provider: newFakeProvider(), Log: zap.New(core).Sugar(),
+		ProviderID: func(m *clusterv1alpha1.Machine) string { return "kubevirt://" + m.Name },
+	})
+	switches := func() []string {
+		var out []string
+		for _, e := range logs.FilterMessageSnippet("Machine CRD serves").All() {
+			out = append(out, e.Message)
+		}
+		return out
+	}
 
 	statusPatches := envtest.Request{Verb: "PATCH", Resource: "cluster.k8s.io/v1alpha1/machines/status"}
 	linked := func(name string) {
@@ -68,11 +83,17 @@ func TestMachineStatusWithoutSubresource(t *testing.T) {
 	if n := counter.Counts()[statusPatches]; n != 1 {
 		t.Errorf("%d status patches without the subresource, want 1 (the first, which found none)", n)
 	}
+	if got := switches(); len(got) != 1 || !strings.Contains(got[0], "serves no status subresource") {
+		t.Errorf("logged switches %q, want one to writing statuses with the Machine", got)
+	}
 
 	env.ServeMachineStatus(t, true)
 	before := counter.Counts()[statusPatches]
 	linked("m-2")
 	if n := counter.Counts()[statusPatches]; n <= before {
 		t.Errorf("no status patch once the subresource is served again (%d before m-2, %d after)", before, n)
+	}
+	if got := switches(); len(got) != 2 || !strings.Contains(got[1], "serves the status subresource again") {
+		t.Errorf("logged switches %q, want a second one back to the subresource", got)
 	}
 }

@@ -78,13 +78,19 @@ func measureRepeated(tb testing.TB, replicas, repeats int, timeout time.Duration
 func measure(tb testing.TB, replicas int, timeout time.Duration, detectMutations bool) result {
 	tb.Helper()
 	res := result{replicas: replicas}
+	statusSubresource, err := machineStatusFromEnv()
+	if err != nil {
+		tb.Fatal(err)
+	}
 	raw := startRig(tb)
-	var err error
 	if res.rawTime, res.rawVMsCreated, err = rawScaleUp(tb, raw, replicas, timeout); err != nil {
 		tb.Fatal(err)
 	}
 	raw.stop(tb)
 	r := startRig(tb)
+	if !statusSubresource {
+		r.user.ServeMachineStatus(tb, false)
+	}
 	proxy := startProxy(tb, r.user)
 	ctrlProc := startController(tb, r, proxy.kubeconfig(tb), detectMutations)
 	ctx, cancel := ctrlProc.untilExit(tb.Context())

@@ -33,6 +33,21 @@ func positiveFromEnv(name string, def int) (int, error) {
 	return n, nil
 }
 
+// machineStatusFromEnv reads SCALE_MACHINE_CRD: "kubermatic" runs our
+// controller on a Machine CRD without the status subresource, as
+// Kubermatic's own (and as upstream's controller runs); "" or "ours" on
+// this repository's CRD, which serves it.
+func machineStatusFromEnv() (subresource bool, err error) {
+	switch v := os.Getenv("SCALE_MACHINE_CRD"); v {
+	case "", "ours":
+		return true, nil
+	case "kubermatic":
+		return false, nil
+	default:
+		return false, fmt.Errorf("SCALE_MACHINE_CRD=%q: want ours or kubermatic", v)
+	}
+}
+
 // spread is the minimum, median and maximum of one figure over the
 // repeats.
 type spread struct {

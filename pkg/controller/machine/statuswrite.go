@@ -40,7 +40,7 @@ type statusWrites struct {
 func (w *statusWrites) patch(ctx context.Context, log *zap.SugaredLogger, c ctrlruntimeclient.Client, machine, base *clusterv1alpha1.Machine) error {
 	want := machine.Status.DeepCopy()
 	if w.onMachine.Load() {
-		if err := c.Patch(ctx, machine, ctrlruntimeclient.MergeFrom(base)); err != nil || apiequality.Semantic.DeepEqual(want, &machine.Status) {
+		if kept, err := patchWithMachine(ctx, c, machine, base, want); err != nil || kept {
 			return err
 		}
 		if w.onMachine.CompareAndSwap(true, false) {
@@ -52,10 +52,11 @@ func (w *statusWrites) patch(ctx context.Context, log *zap.SugaredLogger, c ctrl
 	if !apierrors.IsNotFound(notFound) {
 		return notFound
 	}
-	if err := c.Patch(ctx, machine, ctrlruntimeclient.MergeFrom(base)); err != nil {
+	kept, err := patchWithMachine(ctx, c, machine, base, want)
+	if err != nil {
 		return err
 	}
-	if !apiequality.Semantic.DeepEqual(want, &machine.Status) {
+	if !kept {
 		// The status subresource is served after all: this Machine was
 		// gone a moment ago and is another one now.
 		return notFound
@@ -64,4 +65,14 @@ func (w *statusWrites) patch(ctx context.Context, log *zap.SugaredLogger, c ctrl
 		log.Info("The Machine CRD serves no status subresource (as Kubermatic's own CRD): writing Machine statuses with the Machine")
 	}
 	return nil
+}
+
+// patchWithMachine sends the status want as part of a patch of the whole
+// Machine and reports whether the answer kept it: an API server that serves
+// the status subresource strips it.
+func patchWithMachine(ctx context.Context, c ctrlruntimeclient.Client, machine, base *clusterv1alpha1.Machine, want *clusterv1alpha1.MachineStatus) (kept bool, err error) {
+	if err := c.Patch(ctx, machine, ctrlruntimeclient.MergeFrom(base)); err != nil {
+		return false, err
+	}
+	return apiequality.Semantic.DeepEqual(want, &machine.Status), nil
 }

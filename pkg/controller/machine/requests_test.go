@@ -33,35 +33,15 @@ import (
 func TestMachineUserRequests(t *testing.T) {
 	env := envtest.Start(t, envtest.WithCRDFiles("cluster.k8s.io.yaml"))
 	ctx := t.Context()
-	ns := env.CreateNamespace(t, "requests")
-	ms := &clusterv1alpha1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "md-1-abc", Namespace: ns, OwnerReferences: []metav1.OwnerReference{
-		ownerRef("MachineDeployment", "md-1", "md-uid"),
-	}}}
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: BootstrapSecretName("md-1", ns), Namespace: bootstrap.CloudInitSettingsNamespace},
-		Data:       map[string][]byte{BootstrapSecretKey: []byte("#cloud-config\nhostname: <MACHINE_NAME>\n")},
-	}
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-m-1"}, Spec: corev1.NodeSpec{ProviderID: "kubevirt://m-1"}}
-	for _, obj := range []ctrlruntimeclient.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bootstrap.CloudInitSettingsNamespace}}, ms, secret, node,
-	} {
-		if err := env.Client.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-	}
-	counter := envtest.NewRequestCounter()
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Wrap(counter.Wrap)
+	fixture := newLinkFixture(t, env, "requests", "m-1")
 	provider := newFakeProvider()
-	startControllerWith(t, cfg, env, Options{Provider: provider, ProviderID: func(m *clusterv1alpha1.Machine) string { return "kubevirt://" + m.Name }})
+	counter := startCountedController(t, env, Options{Provider: provider})
 	// Machines created before the bootstrap Secret cache synced read the
 	// Secret directly; wait for its informer.
 	waitFor(t, "the bootstrap Secret informer", func() bool { return counter.Counts()[envtest.Request{Verb: "WATCH", Resource: "v1/secrets"}] > 0 })
 	time.Sleep(time.Second)
 
-	m := &clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "m-1", Namespace: ns, OwnerReferences: []metav1.OwnerReference{
-		{APIVersion: clusterv1alpha1.SchemeGroupVersion.String(), Kind: "MachineSet", Name: ms.Name, UID: ms.UID, Controller: ptr.To(true)},
-	}}}
+	m := fixture.machine("m-1")
 	if err := env.Client.Create(ctx, m); err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +78,61 @@ func TestMachineUserRequests(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("user-cluster requests for one Machine (-want +got):\n%s", diff)
 	}
+}
+
+// linkFixture is what Machines of MachineDeployment md-1 need to be
+// created and linked: a namespace with their MachineSet, the
+// operating-system-manager bootstrap Secret of md-1, and a Node for each
+// Machine name (node-<name>, provider ID kubevirt://<name>).
+type linkFixture struct {
+	namespace string
+	set       *clusterv1alpha1.MachineSet
+}
+
+// newLinkFixture creates the fixture in a new namespace named after
+// prefix, with a Node for each of machines.
+func newLinkFixture(t *testing.T, env *envtest.Env, prefix string, machines ...string) linkFixture {
+	t.Helper()
+	ns := env.CreateNamespace(t, prefix)
+	ms := &clusterv1alpha1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "md-1-abc", Namespace: ns, OwnerReferences: []metav1.OwnerReference{
+		ownerRef("MachineDeployment", "md-1", "md-uid"),
+	}}}
+	objs := []ctrlruntimeclient.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bootstrap.CloudInitSettingsNamespace}}, ms,
+		&corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: BootstrapSecretName("md-1", ns), Namespace: bootstrap.CloudInitSettingsNamespace},
+			Data:       map[string][]byte{BootstrapSecretKey: []byte("#cloud-config\nhostname: <MACHINE_NAME>\n")},
+		},
+	}
+	for _, name := range machines {
+		objs = append(objs, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-" + name}, Spec: corev1.NodeSpec{ProviderID: "kubevirt://" + name}})
+	}
+	for _, obj := range objs {
+		if err := env.Client.Create(t.Context(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return linkFixture{namespace: ns, set: ms}
+}
+
+// machine returns a Machine of the fixture's MachineSet, not yet created.
+func (f linkFixture) machine(name string) *clusterv1alpha1.Machine {
+	return &clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.namespace, OwnerReferences: []metav1.OwnerReference{
+		{APIVersion: clusterv1alpha1.SchemeGroupVersion.String(), Kind: "MachineSet", Name: f.set.Name, UID: f.set.UID, Controller: ptr.To(true)},
+	}}}
+}
+
+// startCountedController runs the Machine controller with opts, the
+// provider ID of a Machine being kubevirt://<name>, and returns the count
+// of its requests.
+func startCountedController(t *testing.T, env *envtest.Env, opts Options) *envtest.RequestCounter {
+	t.Helper()
+	counter := envtest.NewRequestCounter()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(counter.Wrap)
+	opts.ProviderID = func(m *clusterv1alpha1.Machine) string { return "kubevirt://" + m.Name }
+	startControllerWith(t, cfg, env, opts)
+	return counter
 }
 
 // waitFor polls cond for up to 30 s.

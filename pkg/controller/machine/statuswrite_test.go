@@ -9,13 +9,6 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 
-	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
-	"k8c.io/machine-controller/sdk/bootstrap"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -28,33 +21,9 @@ func TestMachineStatusWithoutSubresource(t *testing.T) {
 	env := envtest.Start(t, envtest.WithCRDFiles("cluster.k8s.io.yaml"))
 	ctx := t.Context()
 	env.ServeMachineStatus(t, false)
-	ns := env.CreateNamespace(t, "status")
-	ms := &clusterv1alpha1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "md-1-abc", Namespace: ns, OwnerReferences: []metav1.OwnerReference{
-		ownerRef("MachineDeployment", "md-1", "md-uid"),
-	}}}
-	objs := []ctrlruntimeclient.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bootstrap.CloudInitSettingsNamespace}}, ms,
-		&corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: BootstrapSecretName("md-1", ns), Namespace: bootstrap.CloudInitSettingsNamespace},
-			Data:       map[string][]byte{BootstrapSecretKey: []byte("#cloud-config\n")},
-		},
-	}
-	for _, name := range []string{"m-1", "m-2"} {
-		objs = append(objs, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-" + name}, Spec: corev1.NodeSpec{ProviderID: "kubevirt://" + name}})
-	}
-	for _, obj := range objs {
-		if err := env.Client.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-	}
-	counter := envtest.NewRequestCounter()
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Wrap(counter.Wrap)
+	fixture := newLinkFixture(t, env, "status", "m-1", "m-2")
 	core, logs := observer.New(zap.InfoLevel)
-	startControllerWith(t, cfg, env, Options{
-		Provider: newFakeProvider(), Log: zap.New(core).Sugar(),
-		ProviderID: func(m *clusterv1alpha1.Machine) string { return "kubevirt://" + m.Name },
-	})
+	counter := startCountedController(t, env, Options{Provider: newFakeProvider(), Log: zap.New(core).Sugar()})
 	switches := func() []string {
 		var out []string
 		for _, e := range logs.FilterMessageSnippet("Machine CRD serves").All() {
@@ -66,9 +35,7 @@ func TestMachineStatusWithoutSubresource(t *testing.T) {
 	statusPatches := envtest.Request{Verb: "PATCH", Resource: "cluster.k8s.io/v1alpha1/machines/status"}
 	linked := func(name string) {
 		t.Helper()
-		m := &clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, OwnerReferences: []metav1.OwnerReference{
-			{APIVersion: clusterv1alpha1.SchemeGroupVersion.String(), Kind: "MachineSet", Name: ms.Name, UID: ms.UID, Controller: ptr.To(true)},
-		}}}
+		m := fixture.machine(name)
 		if err := env.Client.Create(ctx, m); err != nil {
 			t.Fatal(err)
 		}

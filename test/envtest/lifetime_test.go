@@ -29,7 +29,10 @@ func TestControlPlaneDiesWithItsProcess(t *testing.T) {
 		t.Skip("starts a control plane")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestControlPlaneDiesWithItsProcess$") //nolint:gosec,noctx // this test binary; killed below
-	cmd.Env = append(os.Environ(), lifetimeHelperEnv+"=1")
+	// The child cannot remove the directories envtest makes for etcd's data
+	// and the webhook's serving certificates once it is killed: they go
+	// into a temporary directory of this test, removed with it.
+	cmd.Env = append(os.Environ(), lifetimeHelperEnv+"=1", "TMPDIR="+t.TempDir())
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -5,8 +5,6 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
-
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -21,7 +19,7 @@ func (p *Provider) MachineMetricsLabels(machine *clusterv1alpha1.Machine) (map[s
 	if value == nil {
 		return nil, fmt.Errorf("machine %s has no providerSpec.value", machine.Name)
 	}
-	spec, err := config.Parse(value.Raw)
+	spec, err := p.specs.Parse(value.Raw)
 	if err != nil {
 		return nil, fmt.Errorf("failed to parse the provider spec of machine %s: %w", machine.Name, err)
 	}

@@ -2,6 +2,7 @@ package kubevirt
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -67,6 +68,20 @@ cloudProviderSpec:
 				t.Error("got no error")
 			}
 		})
+	}
+}
+
+// TestProviderRemembersSpecs checks that the Machines of one template
+// share one parse of their providerSpec.
+func TestProviderRemembersSpecs(t *testing.T) {
+	p := New(Options{})
+	spec := specFor(t, []byte("kubeconfig: never read"), "ns", "sc", "")
+	other := specFor(t, []byte("kubeconfig: never read"), "ns", "sc", "cloudProviderSpec: {virtualMachine: {template: {cpus: \"4\"}}}")
+	for i, raw := range [][]byte{spec, spec, other, []byte("{")} {
+		_, _ = p.MachineMetricsLabels(machine(fmt.Sprintf("m-%d", i), raw))
+	}
+	if got := p.specs.Len(); got != 2 {
+		t.Errorf("the Provider remembers %d parsed specs for 2 valid ones, want 2", got)
 	}
 }
 

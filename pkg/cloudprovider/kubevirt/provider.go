@@ -40,7 +40,14 @@ type Options struct {
 // Provider is the KubeVirt cloud provider. It is safe for concurrent use.
 type Provider struct {
 	opts Options
+	// specs remembers parsed providerSpec values: Get parses the Machine's
+	// on every reconcile.
+	specs *config.SpecCache
 }
+
+// specCacheSize bounds the parsed providerSpec values a Provider remembers:
+// one per MachineSet (template revision) is enough.
+const specCacheSize = 256
 
 var _ cloudprovider.Provider = &Provider{}
 
@@ -50,7 +57,7 @@ var errNoClients = errors.New("kubevirt provider has no infra clients")
 
 // New returns a Provider.
 func New(opts Options) *Provider {
-	return &Provider{opts: opts}
+	return &Provider{opts: opts, specs: config.NewSpecCache(specCacheSize)}
 }
 
 // target is what a call works on: the resolved settings and the infra
@@ -101,7 +108,7 @@ func (p *Provider) load(ctx context.Context, spec clusterv1alpha1.MachineSpec, u
 	if userClient != nil {
 		resolver = configvar.NewResolver(ctx, userClient)
 	}
-	settings, _, err := config.Load(ctx, spec.ProviderSpec.Value.Raw, resolver, config.Options{Getenv: p.opts.Getenv})
+	settings, _, err := p.specs.Load(ctx, spec.ProviderSpec.Value.Raw, resolver, config.Options{Getenv: p.opts.Getenv})
 	if err != nil {
 		return nil, configError(err)
 	}

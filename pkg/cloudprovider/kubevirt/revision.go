@@ -9,8 +9,6 @@ import (
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -33,7 +31,7 @@ func (p *Provider) TemplateRevision(ctx context.Context, spec clusterv1alpha1.Ma
 	// without networks is answered from the raw spec, without resolving
 	// references (a Secret read each) or reaching the infra cluster.
 	if spec.ProviderSpec.Value != nil {
-		if parsed, err := config.Parse(spec.ProviderSpec.Value.Raw); err == nil && len(parsed.Raw.VirtualMachine.Networks) == 0 {
+		if parsed, err := p.specs.Parse(spec.ProviderSpec.Value.Raw); err == nil && len(parsed.Raw.VirtualMachine.Networks) == 0 {
 			return "", nil
 		}
 	}

@@ -47,15 +47,8 @@ const (
 // Load parses providerSpec.value and resolves it; see Parse and Resolve. The
 // warnings are those of both steps.
 func Load(ctx context.Context, value []byte, r Resolver, opts Options) (*Settings, []string, error) {
-	spec, err := Parse(value)
-	if err != nil {
-		return nil, nil, err
-	}
-	settings, err := Resolve(ctx, spec, r, opts)
-	if err != nil {
-		return nil, spec.Warnings, err
-	}
-	return settings, settings.Warnings, nil
+	var parseEveryTime *SpecCache
+	return parseEveryTime.Load(ctx, value, r, opts)
 }
 
 // Resolve turns a Spec into Settings: it resolves every ConfigVar, applies

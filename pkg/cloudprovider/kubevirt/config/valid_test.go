@@ -42,12 +42,18 @@ func baseSettings(t testing.TB) *Settings {
 	}
 }
 
-func TestLoadValid(t *testing.T) {
+// validCases are the valid specs of every group.
+func validCases(t testing.TB) []validCase {
+	t.Helper()
 	var cases []validCase
 	for _, group := range []func(testing.TB) []validCase{seedCases, featureCases, resolutionCases, sshServiceValidCases} {
 		cases = append(cases, group(t)...)
 	}
-	for _, tc := range cases {
+	return cases
+}
+
+func TestLoadValid(t *testing.T) {
+	for _, tc := range validCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			input := tc.input
 			if input == nil {

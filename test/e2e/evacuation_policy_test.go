@@ -82,15 +82,7 @@ func (s *suite) testEvacuationPolicies(t *testing.T) {
 	}
 	s.uncordon(t, repNode, fbNode)
 
-	for _, ms := range []*clusterv1alpha1.MachineSet{replaced, fallback} {
-		if err := s.user.Client.Delete(ctx, ms); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, timeout, "everything deleted", func() (bool, string) {
-		left := s.leftovers(t)
-		return left == "", left
-	})
+	s.deleteAndWait(t, replaced, fallback)
 }
 
 // eventNote returns the note of the first event of the reason that regards

@@ -97,15 +97,7 @@ func (s *suite) testEvacuation(t *testing.T) {
 		t.Errorf("evacuated Machines were replaced: %v", names(got))
 	}
 
-	for _, ms := range []*clusterv1alpha1.MachineSet{external, live} {
-		if err := c.Delete(ctx, ms); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, timeout, "everything deleted", func() (bool, string) {
-		left := s.leftovers(t)
-		return left == "", left
-	})
+	s.deleteAndWait(t, external, live)
 	t.Run("evacuation policies", s.testEvacuationPolicies)
 }
 

@@ -79,11 +79,5 @@ func (s *suite) testInfraNodeLabels(t *testing.T) {
 	}
 	nodeLabel("")
 
-	if err := s.user.Client.Delete(ctx, ms); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, timeout, "everything deleted", func() (bool, string) {
-		left := s.leftovers(t)
-		return left == "", left
-	})
+	s.deleteAndWait(t, ms)
 }

@@ -8,7 +8,6 @@ import "testing"
 // its Node, and deletion leaves nothing. The CRD serves the subresource
 // again afterwards.
 func (s *suite) testKubermaticMachineCRD(t *testing.T) {
-	ctx := t.Context()
 	s.user.ServeMachineStatus(t, false)
 	defer s.user.ServeMachineStatus(t, true)
 	ms := s.createMachineSet(t, "kubermatic-crd", providerSpec)
@@ -20,11 +19,5 @@ func (s *suite) testKubermaticMachineCRD(t *testing.T) {
 			t.Errorf("Machine %s has no addresses in its status", m.Name)
 		}
 	}
-	if err := s.user.Client.Delete(ctx, ms); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, timeout, "everything deleted", func() (bool, string) {
-		left := s.leftovers(t)
-		return left == "", left
-	})
+	s.deleteAndWait(t, ms)
 }

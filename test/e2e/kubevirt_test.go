@@ -32,7 +32,6 @@ var placedSpec = strings.Replace(providerSpec, `"virtualMachine": {"template": {
 // imported by an importer pod; the VMI carries KubeVirt's finalizers, and
 // deleting the Machine goes through them.
 func (s *suite) testKubeVirtRendering(t *testing.T) {
-	ctx := t.Context()
 	placed := strings.NewReplacer(`"cpus": "1"`, `"cpus": "2"`, `"memory": "2048M"`, `"memory": "2048Mi"`).Replace(placedSpec)
 	ms := s.createMachineSet(t, "rendered", placed)
 	m := s.waitForReplicas(t, ms, 1)[0]
@@ -73,13 +72,7 @@ func (s *suite) testKubeVirtRendering(t *testing.T) {
 	}
 	s.checkStorageFlow(t, m.Name)
 
-	if err := s.user.Client.Delete(ctx, ms); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, timeout, "everything deleted", func() (bool, string) {
-		left := s.leftovers(t)
-		return left == "", left
-	})
+	s.deleteAndWait(t, ms)
 }
 
 // launcherPod returns the running virt-launcher pod of a VMI.

@@ -69,7 +69,7 @@ func (s *suite) testMachineDeployment(t *testing.T) {
 		t.Errorf("scale subresource: spec %d status %d, want 2 and 2", got.Spec.Replicas, got.Status.Replicas)
 	}
 
-	s.deleteDeployment(t, md)
+	s.deleteAndWait(t, md)
 }
 
 // newDeployment returns a RollingUpdate MachineDeployment of the e2e
@@ -90,27 +90,6 @@ func newDeployment(name string, replicas int32, spec string, surge, unavailable 
 			},
 		},
 	}
-}
-
-// deleteDeployment deletes a MachineDeployment and waits until none of its
-// MachineSets, Machines, VMs or Nodes is left.
-func (s *suite) deleteDeployment(t *testing.T, md *clusterv1alpha1.MachineDeployment) {
-	t.Helper()
-	ctx := t.Context()
-	if err := s.user.Client.Delete(ctx, md); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, timeout, "everything deleted", func() (bool, string) {
-		left := s.leftovers(t)
-		sets := &clusterv1alpha1.MachineSetList{}
-		if err := s.user.Client.List(ctx, sets); err != nil {
-			return false, err.Error()
-		}
-		if len(sets.Items) > 0 {
-			left = strings.TrimPrefix(fmt.Sprintf("%s, %d MachineSets", left, len(sets.Items)), ", ")
-		}
-		return left == "", left
-	})
 }
 
 // waitForDeployment waits until the MachineDeployment has n Machines, all

@@ -125,13 +125,7 @@ func (s *suite) testMachineSetLifecycle(t *testing.T) {
 	if err := c.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Delete(ctx, ms); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, timeout, "everything deleted", func() (bool, string) {
-		left := s.leftovers(t)
-		return left == "", left
-	})
+	s.deleteAndWait(t, ms)
 }
 
 // scale sets the MachineSet's replicas.
@@ -259,7 +253,23 @@ func (s *suite) waitForAddress(t *testing.T, m clusterv1alpha1.Machine, node *co
 	})
 }
 
-// leftovers describes what is left of the Machines on both clusters.
+// deleteAndWait deletes the objects (MachineSets, MachineDeployments) and
+// waits until nothing is left of them on either cluster.
+func (s *suite) deleteAndWait(t *testing.T, objs ...ctrlruntimeclient.Object) {
+	t.Helper()
+	for _, obj := range objs {
+		if err := s.user.Client.Delete(t.Context(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, timeout, "everything deleted", func() (bool, string) {
+		left := s.leftovers(t)
+		return left == "", left
+	})
+}
+
+// leftovers describes what is left of the MachineSets and their Machines
+// on both clusters.
 func (s *suite) leftovers(t *testing.T) string {
 	t.Helper()
 	var parts []string
@@ -273,6 +283,7 @@ func (s *suite) leftovers(t *testing.T) string {
 		}
 	}
 	inInfra := ctrlruntimeclient.InNamespace(infraNamespace)
+	count(s.user.Client, "MachineSets", &clusterv1alpha1.MachineSetList{})
 	count(s.user.Client, "Machines", &clusterv1alpha1.MachineList{})
 	count(s.user.Client, "Nodes", &corev1.NodeList{})
 	count(s.user.Client, "Pods", &corev1.PodList{}, ctrlruntimeclient.InNamespace(metav1.NamespaceDefault))

@@ -59,5 +59,5 @@ func (s *suite) testNetworkChange(t *testing.T) {
 			}
 		}
 	}
-	s.deleteDeployment(t, md)
+	s.deleteAndWait(t, md)
 }

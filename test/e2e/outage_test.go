@@ -62,7 +62,6 @@ func (s *suite) testAPIServerRestart(t *testing.T) {
 // and deleting it leaves nothing.
 func (s *suite) testInfraOutage(t *testing.T, name string, interrupt func(t *testing.T)) {
 	t.Helper()
-	ctx := t.Context()
 	ms := s.createMachineSet(t, name, providerSpec)
 	s.waitForReplicas(t, ms, 1)
 
@@ -88,13 +87,7 @@ func (s *suite) testInfraOutage(t *testing.T, name string, interrupt func(t *tes
 	s.checkOnePerMachine(t, s.waitForReplicasWithin(t, ms, 4, recoveryTimeout))
 	t.Logf("converged %s after the infra cluster came back", time.Since(back).Round(100*time.Millisecond))
 
-	if err := s.user.Client.Delete(ctx, ms); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, timeout, "everything deleted", func() (bool, string) {
-		left := s.leftovers(t)
-		return left == "", left
-	})
+	s.deleteAndWait(t, ms)
 }
 
 // countVMs counts the VirtualMachines of the infra namespace.
@@ -161,11 +154,5 @@ func (s *suite) testControllerRestart(t *testing.T) {
 	s.startController(s.top)
 
 	s.checkOnePerMachine(t, s.waitForReplicas(t, ms, 3))
-	if err := s.user.Client.Delete(t.Context(), ms); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, timeout, "everything deleted", func() (bool, string) {
-		left := s.leftovers(t)
-		return left == "", left
-	})
+	s.deleteAndWait(t, ms)
 }

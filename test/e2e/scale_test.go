@@ -43,7 +43,7 @@ func (s *suite) testScaleMidRollout(t *testing.T) {
 	}
 	s.waitForSets(t, md, map[string]int32{"1": 3, "2": 2}, "1:3")
 
-	s.deleteDeployment(t, md)
+	s.deleteAndWait(t, md)
 }
 
 // waitForSets waits until the MachineDeployment's MachineSets have the

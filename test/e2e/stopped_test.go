@@ -82,11 +82,5 @@ func (s *suite) testStoppedVM(t *testing.T) {
 		t.Errorf("no InstanceStopped Warning event for Machine %s", m.Name)
 	}
 
-	if err := c.Delete(ctx, ms); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, timeout, "everything deleted", func() (bool, string) {
-		left := s.leftovers(t)
-		return left == "", left
-	})
+	s.deleteAndWait(t, ms)
 }

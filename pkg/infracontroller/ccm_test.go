@@ -16,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
@@ -316,7 +315,7 @@ func hashChanged(ctx context.Context, c ctrlruntimeclient.Client, key ctrlruntim
 func checkReconcileWritesNothing(t *testing.T, c ctrlruntimeclient.Client, counter *envtest.RequestCounter, name, namespace string) {
 	t.Helper()
 	ctx := t.Context()
-	before := reconciles(t, name)
+	before := envtest.Reconciles(t, name)
 	counter.Reset()
 	var ns corev1.Namespace
 	if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Name: namespace}, &ns); err != nil {
@@ -327,7 +326,7 @@ func checkReconcileWritesNothing(t *testing.T, c ctrlruntimeclient.Client, count
 		t.Fatal(err)
 	}
 	eventually(t, wait, func() error {
-		if n := reconciles(t, name); n <= before {
+		if n := envtest.Reconciles(t, name); n <= before {
 			return fmt.Errorf("no reconcile yet (%v)", n)
 		}
 		return nil
@@ -337,30 +336,6 @@ func checkReconcileWritesNothing(t *testing.T, c ctrlruntimeclient.Client, count
 			t.Errorf("%d× %s after a reconcile with nothing changed", n, r)
 		}
 	}
-}
-
-// reconciles returns how many reconciles the controller called name
-// finished, from controller-runtime's metrics.
-func reconciles(t *testing.T, name string) float64 {
-	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == name {
-					n += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return n
 }
 
 // TestCCMSwitchedOff: restarting with the CCM switched off deletes its

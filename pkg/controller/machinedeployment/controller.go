@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -77,7 +78,7 @@ func Add(mgr ctrl.Manager, opts Options) error {
 	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &clusterv1alpha1.MachineDeployment{}, handler.OnlyControllerOwner())
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&clusterv1alpha1.MachineDeployment{}).
+		For(&clusterv1alpha1.MachineDeployment{}, builder.WithPredicates(coalesce.OwnerChanged)).
 		Watches(&clusterv1alpha1.MachineSet{}, r.window.Handler(owner)).
 		Watches(&clusterv1alpha1.MachineSet{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsForOrphan)).
 		WithOptions(opts.Queue.Controller())

@@ -33,13 +33,7 @@ func TestBurstOfReadyMachinesCoalescesStatusWrites(t *testing.T) {
 	counter := envtest.NewRequestCounter()
 	runController(t, env, counter, Options{StatusWindow: window})
 
-	ms := &clusterv1alpha1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "ms", Namespace: ns}}
-	ms.Spec.Replicas = ptr.To[int32](replicas)
-	ms.Spec.Selector.MatchLabels = map[string]string{"pool": "a"}
-	ms.Spec.Template.Labels = map[string]string{"pool": "a"}
-	if err := env.Client.Create(ctx, ms); err != nil {
-		t.Fatal(err)
-	}
+	ms := createMachineSet(t, env, ns, replicas)
 	waitForStatus(t, env, ms, clusterv1alpha1.MachineSetStatus{Replicas: replicas, FullyLabeledReplicas: replicas})
 	machines := &clusterv1alpha1.MachineList{}
 	if err := env.Client.List(ctx, machines, ctrlruntimeclient.InNamespace(ns)); err != nil {
@@ -67,6 +61,20 @@ func TestBurstOfReadyMachinesCoalescesStatusWrites(t *testing.T) {
 	if got > bound {
 		t.Errorf("want at most %d status patches (%s windows)", bound, window)
 	}
+}
+
+// createMachineSet creates the MachineSet "ms" of replicas Machines
+// labelled pool=a in namespace ns.
+func createMachineSet(t *testing.T, env *envtest.Env, ns string, replicas int32) *clusterv1alpha1.MachineSet {
+	t.Helper()
+	ms := &clusterv1alpha1.MachineSet{ObjectMeta: metav1.ObjectMeta{Name: "ms", Namespace: ns}}
+	ms.Spec.Replicas = ptr.To(replicas)
+	ms.Spec.Selector.MatchLabels = map[string]string{"pool": "a"}
+	ms.Spec.Template.Labels = map[string]string{"pool": "a"}
+	if err := env.Client.Create(t.Context(), ms); err != nil {
+		t.Fatal(err)
+	}
+	return ms
 }
 
 // makeReady gives m a Node with a Ready condition, as the Machine

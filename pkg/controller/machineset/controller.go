@@ -54,7 +54,7 @@ func Add(mgr ctrl.Manager, opts Options) error {
 	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &clusterv1alpha1.MachineSet{}, handler.OnlyControllerOwner())
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&clusterv1alpha1.MachineSet{}).
+		For(&clusterv1alpha1.MachineSet{}, builder.WithPredicates(coalesce.OwnerChanged)).
 		Watches(&clusterv1alpha1.Machine{}, r.window.Handler(owner)).
 		Watches(&clusterv1alpha1.Machine{}, handler.EnqueueRequestsFromMapFunc(r.setsForOrphan)).
 		Watches(&corev1.Node{}, r.window.Handler(handler.EnqueueRequestsFromMapFunc(r.setOfNode)), builder.WithPredicates(nodeReadinessChanged)).

@@ -17,8 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -26,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/restmapper"
 )
 
@@ -49,7 +48,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	ctrl.SetLogger(zap.New(zap.UseDevMode(f.development), zap.WriteTo(stderr)))
-	cfg, err := restConfig(f.kubeconfig)
+	cfg, err := kubeconfig.OperatorConfig(f.kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -92,21 +91,4 @@ func cacheSynced(mgr manager.Manager) healthz.Checker {
 		}
 		return nil
 	}
-}
-
-// restConfig reads the kubeconfig file, or falls back to KUBECONFIG and
-// the in-cluster config.
-func restConfig(path string) (*rest.Config, error) {
-	if path == "" {
-		cfg, err := ctrl.GetConfig()
-		if err != nil {
-			return nil, fmt.Errorf("failed to find a kubeconfig: %w", err)
-		}
-		return cfg, nil
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	if err != nil {
-		return nil, fmt.Errorf("failed to load --kubeconfig %s: %w", path, err)
-	}
-	return cfg, nil
 }

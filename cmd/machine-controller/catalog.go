@@ -4,13 +4,13 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/catalog"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote"
 
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,9 +55,9 @@ const catalogTimeout = 30 * time.Second
 // infraReader returns a client of the infra cluster of a kubeconfig file
 // and the namespace of its current context ("default" when it has none).
 func infraReader(path string) (ctrlruntimeclient.Reader, string, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := kubeconfig.ReadOperatorFile(path)
 	if err != nil {
-		return nil, "", fmt.Errorf("failed to read --infra-kubeconfig: %w", err)
+		return nil, "", fmt.Errorf("--infra-kubeconfig: %w", err)
 	}
 	conn, err := remote.Dial(raw, remote.Options{
 		UserAgent: "machine-controller-catalog", QPS: infra.DefaultQPS, Burst: infra.DefaultBurst, Timeout: catalogTimeout,

@@ -3,12 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 )
 
 // processFlags are the flags every long-running sub-command (run, webhook)
@@ -41,16 +42,18 @@ func (p *processFlags) bind(fl *pflag.FlagSet, infraNamespaceHelp, nameHelp stri
 // --infra-kubeconfig (nil without it: the environment or each providerSpec
 // then names the infra cluster).
 func (p *processFlags) clusters() (*rest.Config, []byte, error) {
-	cfg, err := userConfig(p.kubeconfig)
+	cfg, err := kubeconfig.OperatorConfig(p.kubeconfig)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("the user cluster: %w", err)
 	}
 	if p.infraKubeconfig == "" {
 		return cfg, nil, nil
 	}
-	infraKubeconfig, err := os.ReadFile(p.infraKubeconfig)
+	// The operator's file: unlike the kubeconfigs of users it may run exec
+	// plugins and read files (package kubeconfig).
+	infraKubeconfig, err := kubeconfig.ReadOperatorFile(p.infraKubeconfig)
 	if err != nil {
-		return nil, nil, fmt.Errorf("failed to read the infra kubeconfig: %w", err)
+		return nil, nil, fmt.Errorf("--infra-kubeconfig: %w", err)
 	}
 	return cfg, infraKubeconfig, nil
 }

@@ -14,9 +14,6 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // runFlags are the flags of the run sub-command.
@@ -106,20 +103,4 @@ func (f *runFlags) options(errOut io.Writer) (controller.RunOptions, error) {
 		Log:                     f.logger(errOut),
 		Getenv:                  os.Getenv,
 	}, nil
-}
-
-// userConfig loads the user cluster's configuration.
-func userConfig(path string) (*rest.Config, error) {
-	if path == "" {
-		cfg, err := ctrl.GetConfig()
-		if err != nil {
-			return nil, fmt.Errorf("failed to find the user cluster configuration: %w", err)
-		}
-		return cfg, nil
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	if err != nil {
-		return nil, fmt.Errorf("failed to load kubeconfig %s: %w", path, err)
-	}
-	return cfg, nil
 }

@@ -82,15 +82,20 @@ func TestProblemRemembersVerdicts(t *testing.T) {
 	}
 }
 
-// FuzzParse: no input panics, every refusal is ErrInvalid and no message
-// repeats the input.
+// FuzzParse: no input panics, every refusal is ErrInvalid, no message
+// repeats the input and nothing accepted runs a program or reads a file.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(valid))
 	f.Add([]byte("x: ["))
 	f.Add([]byte(`{"apiVersion":"v1","kind":"Config","current-context":"a","contexts":[{"name":"a","context":{"cluster":"c"}}],"clusters":[{"name":"c","cluster":{"server":"h"}}]}`))
+	f.Add([]byte(strings.Replace(valid, "user: {token: "+secret+"}", "user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh}}", 1)))
+	f.Add([]byte(strings.Replace(valid, "user: {token: "+secret+"}", "user: {tokenFile: /etc/passwd}", 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _, err := Parse(data)
+		cfg, _, err := Parse(data)
 		if err == nil {
+			if fromFiles(cfg) {
+				t.Fatalf("a kubeconfig from a user gave a configuration that runs a program or reads a file: %+v", cfg)
+			}
 			return
 		}
 		if !errors.Is(err, ErrInvalid) {

@@ -1,10 +1,12 @@
 package infracontroller_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,12 +32,42 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
+// logs holds everything the controllers of the package's tests logged,
+// for tests that check what logs say (controller-runtime takes one logger
+// per process).
+var logs lockedBuffer
+
 func init() {
-	out := io.Discard
+	var out io.Writer = &logs
 	if os.Getenv("INFRA_CONTROLLER_TEST_LOG") != "" {
-		out = os.Stderr
+		out = io.MultiWriter(&logs, os.Stderr)
 	}
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(out)))
+}
+
+// lockedBuffer keeps the last logsKept to 2×logsKept bytes written to it;
+// it is safe for concurrent use.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+const logsKept = 16 << 20
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() > 2*logsKept {
+		b.buf.Next(b.buf.Len() - logsKept)
+	}
+	return b.buf.Write(p)
+}
+
+// String returns the bytes kept.
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // running is a started manager with the infra-controller.

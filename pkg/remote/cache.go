@@ -13,6 +13,7 @@ import (
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/restmapper"
 )
 
@@ -47,7 +48,7 @@ func (c *Connection) NewClient(scheme *runtime.Scheme, mapper meta.RESTMapper) (
 	}
 	cl, err := ctrlruntimeclient.New(c.Config, ctrlruntimeclient.Options{HTTPClient: c.HTTPClient, Scheme: scheme, Mapper: mapper})
 	if err != nil {
-		return nil, fmt.Errorf("failed to create the client of %s: %w", c.Config.Host, err)
+		return nil, fmt.Errorf("failed to create the client of %s: %w", kubeconfig.Server(c.Config.Host), err)
 	}
 	return cl, nil
 }
@@ -110,7 +111,7 @@ func (c *Connection) NewCache(o CacheOptions) (cache.Cache, error) {
 	}
 	ca, err := cache.New(c.Config, opts)
 	if err != nil {
-		return nil, fmt.Errorf("failed to create a cache of %s: %w", c.Config.Host, err)
+		return nil, fmt.Errorf("failed to create a cache of %s: %w", kubeconfig.Server(c.Config.Host), err)
 	}
 	return ca, nil
 }

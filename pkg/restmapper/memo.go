@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 )
 
 // New returns controller-runtime's dynamic REST mapper of a cluster,
@@ -17,7 +19,7 @@ import (
 func New(cfg *rest.Config, httpClient *http.Client) (meta.RESTMapper, error) {
 	dynamic, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
 	if err != nil {
-		return nil, fmt.Errorf("failed to create the REST mapper of %s: %w", cfg.Host, err)
+		return nil, fmt.Errorf("failed to create the REST mapper of %s: %w", kubeconfig.Server(cfg.Host), err)
 	}
 	return newMemoMapper(dynamic), nil
 }

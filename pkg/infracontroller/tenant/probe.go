@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/version"
 
+	remotekubeconfig "github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote"
 )
 
@@ -31,13 +32,13 @@ func (c *Clients) Probe(ctx context.Context, namespace string, kubeconfig []byte
 	defer cancel()
 	body, err := cn.version.Get().AbsPath("/version").Do(ctx).Raw()
 	if err != nil {
-		return cn.Config.Host, err
+		return remotekubeconfig.Server(cn.Config.Host), err
 	}
 	var info version.Info
 	if err := json.Unmarshal(body, &info); err != nil {
-		return cn.Config.Host, fmt.Errorf("the answer to GET /version is not a version: %w", err)
+		return remotekubeconfig.Server(cn.Config.Host), fmt.Errorf("the answer to GET /version is not a version: %w", err)
 	}
-	return cn.Config.Host, nil
+	return remotekubeconfig.Server(cn.Config.Host), nil
 }
 
 // Health returns the health state of the connection of namespace; ok is

@@ -66,6 +66,12 @@ func (r *Reconciler) checkKubeconfig(ctx context.Context, tc *infrav1alpha1.Tena
 	switch {
 	case errors.Is(err, kubeconfig.ErrInvalid):
 		return kubeconfigState{reason: infrav1alpha1.ReasonKubeconfigInvalid, message: err.Error()}
+	case apierrors.IsUnauthorized(err):
+		return kubeconfigState{reason: infrav1alpha1.ReasonTenantUnauthorized,
+			message: fmt.Sprintf("the tenant cluster at %s refuses the kubeconfig's credentials (401 Unauthorized): replace them", host)}
+	case apierrors.IsForbidden(err):
+		return kubeconfigState{reason: infrav1alpha1.ReasonTenantForbidden,
+			message: fmt.Sprintf("the tenant cluster at %s forbids the kubeconfig's user to read /version (403 Forbidden): the user needs the system:public-info-viewer ClusterRole at least", host)}
 	case err != nil:
 		return kubeconfigState{reason: infrav1alpha1.ReasonTenantUnreachable,
 			message: fmt.Sprintf("the tenant cluster at %s does not answer: %v", host, err)}
@@ -110,7 +116,7 @@ func (r *Reconciler) probe(ctx context.Context, namespace string, data []byte) (
 	if err != nil {
 		return "", err
 	}
-	return cfg.Host, r.Probe(ctx, cfg)
+	return kubeconfig.Server(cfg.Host), r.Probe(ctx, cfg)
 }
 
 // copyKubeconfig copies the referenced kubeconfig into the namespace and

@@ -50,6 +50,12 @@ const (
 	// ReasonTenantUnreachable: the kubeconfig parses, but the tenant
 	// cluster's API server did not answer with it.
 	ReasonTenantUnreachable = "TenantUnreachable"
+	// ReasonTenantUnauthorized: the tenant cluster's API server answers,
+	// but does not accept the kubeconfig's credentials (401).
+	ReasonTenantUnauthorized = "TenantUnauthorized"
+	// ReasonTenantForbidden: the tenant cluster's API server accepts the
+	// kubeconfig's credentials, but forbids its user to read /version (403).
+	ReasonTenantForbidden = "TenantForbidden"
 
 	// ReasonWritten: the spec's images, networks and policies are valid
 	// and written to the namespace's ConfigMaps.

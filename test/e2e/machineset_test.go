@@ -52,19 +52,19 @@ const providerSpec = `{
 
 func TestMachineController(t *testing.T) {
 	s := startSuite(t)
-	t.Run("MachineSet lifecycle", s.testMachineSetLifecycle)
-	t.Run("Kubermatic's Machine CRD, without a status subresource", s.testKubermaticMachineCRD)
-	t.Run("invalid spec", s.testInvalidSpec)
-	t.Run("KubeVirt's and CDI's rendering", s.testKubeVirtRendering)
-	t.Run("MachineDeployment lifecycle", s.testMachineDeployment)
-	t.Run("MachineDeployment scaled mid-rollout", s.testScaleMidRollout)
-	t.Run("tenant network change rolls a MachineDeployment", s.testNetworkChange)
-	t.Run("infra node labels copied to Nodes", s.testInfraNodeLabels)
-	t.Run("stopped VM", s.testStoppedVM)
-	t.Run("infra node drain", s.testEvacuation)
-	t.Run("infra connection cut mid scale-up", s.testConnectionCut)
-	t.Run("infra API server restart mid scale-up", s.testAPIServerRestart)
-	t.Run("controller restart mid-create", s.testControllerRestart)
+	s.subtest("MachineSet lifecycle", s.testMachineSetLifecycle)
+	s.subtest("Kubermatic's Machine CRD, without a status subresource", s.testKubermaticMachineCRD)
+	s.subtest("invalid spec", s.testInvalidSpec)
+	s.subtest("KubeVirt's and CDI's rendering", s.testKubeVirtRendering)
+	s.subtest("MachineDeployment lifecycle", s.testMachineDeployment)
+	s.subtest("MachineDeployment scaled mid-rollout", s.testScaleMidRollout)
+	s.subtest("tenant network change rolls a MachineDeployment", s.testNetworkChange)
+	s.subtest("infra node labels copied to Nodes", s.testInfraNodeLabels)
+	s.subtest("stopped VM", s.testStoppedVM)
+	s.subtest("infra node drain", s.testEvacuation)
+	s.subtest("infra connection cut mid scale-up", s.testConnectionCut)
+	s.subtest("infra API server restart mid scale-up", s.testAPIServerRestart)
+	s.subtest("controller restart mid-create", s.testControllerRestart)
 }
 
 func machineSpec(raw string) clusterv1alpha1.MachineSpec {

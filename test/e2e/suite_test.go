@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/webhook"
@@ -50,13 +51,15 @@ type suite struct {
 	stopController func()
 	// top is the suite's test, which outlives its subtests.
 	top *testing.T
+	// logs holds what the controller and the webhook log (see report).
+	logs *logBuffer
 }
 
 // startSuite starts both control planes, prepares the infra cluster,
 // and runs the simulator and the controllers until the test ends.
 func startSuite(t *testing.T) *suite {
 	t.Helper()
-	s := &suite{top: t}
+	s := &suite{top: t, logs: &logBuffer{}}
 	// The infra cluster runs KubeVirt's and CDI's own controllers and
 	// admission; the simulator plays its nodes, kubelets, scheduler,
 	// provisioner, virt-handlers and guests.
@@ -86,7 +89,7 @@ func startSuite(t *testing.T) *suite {
 		t.Fatal(err)
 	}
 	s.run = controller.RunOptions{
-		Log:             controllerLog(t),
+		Log:             s.controllerLog(t),
 		UserConfig:      exemptConfig(t, s.user.Config),
 		InfraKubeconfig: infraKubeconfig,
 		WorkerCount:     4,
@@ -128,7 +131,7 @@ func (s *suite) startWebhook(ctx context.Context, t *testing.T) <-chan struct{} 
 		err := webhook.Options{
 			UserConfig: s.user.Config, InfraKubeconfig: s.infra.KubeconfigBytes, InfraNamespace: infraNamespace,
 			Host: serving.Host, Port: serving.Port, CertFile: serving.CertFile, KeyFile: serving.KeyFile,
-			MetricsAddress: "0", HealthAddress: "0", Log: controllerLog(t),
+			MetricsAddress: "0", HealthAddress: "0", Log: s.controllerLog(t),
 			Getenv: func(string) string { return "" },
 		}.Run(ctx)
 		if err != nil {
@@ -157,6 +160,7 @@ func (s *suite) startController(t *testing.T) {
 	s.stopController = func() {
 		cancel()
 		<-done
+		s.stopController = nil
 	}
 	// Later starts register the same controllers again in this process.
 	s.run.SkipNameValidation = true
@@ -236,20 +240,20 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool
 	})
 }
 
-// controllerLog writes machine-controller's log to the file E2E_CONTROLLER_LOG
-// names, for looking into a failure; without it the log is dropped.
-func controllerLog(t *testing.T) *zap.Logger {
+// controllerLog is the log of machine-controller and its webhook: kept in
+// s.logs for the report of a failed subtest, and also written to the file
+// E2E_CONTROLLER_LOG names, when set.
+func (s *suite) controllerLog(t *testing.T) *zap.Logger {
 	t.Helper()
-	path := os.Getenv("E2E_CONTROLLER_LOG")
-	if path == "" {
-		return nil
+	sink := zapcore.WriteSyncer(s.logs)
+	if path := os.Getenv("E2E_CONTROLLER_LOG"); path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			t.Fatalf("failed to open the controller log: %v", err)
+		}
+		t.Cleanup(func() { _ = f.Close() })
+		sink = zapcore.NewMultiWriteSyncer(s.logs, f)
 	}
-	cfg := zap.NewDevelopmentConfig()
-	cfg.OutputPaths = []string{path}
-	log, err := cfg.Build()
-	if err != nil {
-		t.Fatalf("failed to open the controller log: %v", err)
-	}
-	t.Cleanup(func() { _ = log.Sync() })
-	return log
+	encoder := zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig())
+	return zap.New(zapcore.NewCore(encoder, sink, zapcore.DebugLevel))
 }

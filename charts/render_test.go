@@ -87,12 +87,12 @@ func TestKubeVirtResource(t *testing.T) {
 			},
 		},
 		{
-			name: "extra and disabled gates; configuration is merged, gates win",
+			name: "extra and disabled gates; configuration is merged",
 			values: map[string]any{
 				"extraFeatureGates":    []any{"VMExport", "Snapshot"},
 				"disabledFeatureGates": []any{"ImageVolume"},
 				"configuration": map[string]any{
-					"developerConfiguration": map[string]any{"featureGates": []any{"Ignored"}, "cpuAllocationRatio": 4},
+					"developerConfiguration": map[string]any{"cpuAllocationRatio": 4},
 					"vmStateStorageClass":    "fast",
 				},
 			},
@@ -128,10 +128,27 @@ func TestKubeVirtResource(t *testing.T) {
 	}
 }
 
-func TestKubeVirtRefusesAGateBothEnabledAndDisabled(t *testing.T) {
-	_, err := render(t, "kubevirt", map[string]any{"disabledFeatureGates": []any{"Snapshot"}})
-	if err == nil || !strings.Contains(err.Error(), "feature gate Snapshot is both enabled and disabled") {
-		t.Fatalf("got error %v", err)
+// TestKubeVirtFeatureGatesOnlyThroughTheirValues: a gate both enabled and
+// disabled is refused, and so are gates set through the configuration
+// pass-through, where they escaped that check (an enabled gate replaced
+// without a word, LiveMigration both enabled and disabled).
+func TestKubeVirtFeatureGatesOnlyThroughTheirValues(t *testing.T) {
+	for _, tt := range []struct {
+		values map[string]any
+		want   string
+	}{
+		{map[string]any{"disabledFeatureGates": []any{"Snapshot"}}, "feature gate Snapshot is both enabled and disabled"},
+		{map[string]any{"configuration": map[string]any{"developerConfiguration": map[string]any{"featureGates": []any{"NoSuchGate"}}}},
+			"configuration.developerConfiguration.featureGates cannot be set: enable feature gates with the values featureGates (the KKP set, replaced as a whole) or extraFeatureGates (added to it)"},
+		{map[string]any{"configuration": map[string]any{"developerConfiguration": map[string]any{"disabledFeatureGates": []any{"LiveMigration"}}}},
+			"configuration.developerConfiguration.disabledFeatureGates cannot be set: disable feature gates with the value disabledFeatureGates, which must not name an enabled gate"},
+	} {
+		t.Run(fmt.Sprint(tt.values), func(t *testing.T) {
+			_, err := render(t, "kubevirt", tt.values)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got error %v, want %q", err, tt.want)
+			}
+		})
 	}
 }
 

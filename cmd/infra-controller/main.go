@@ -24,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flags"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/restmapper"
 )
@@ -41,32 +42,32 @@ func main() {
 	}
 }
 
-// run parses args and runs the manager until ctx ends.
+// run parses args (package flags) and runs the manager until ctx ends.
 func run(ctx context.Context, args []string, stderr io.Writer) error {
-	f, err := parseFlags(args, stderr)
+	s, err := flags.Parse(args, stderr)
 	if err != nil {
 		return err
 	}
-	ctrl.SetLogger(zap.New(zap.UseDevMode(f.development), zap.WriteTo(stderr)))
-	cfg, err := kubeconfig.OperatorConfig(f.kubeconfig)
+	ctrl.SetLogger(zap.New(zap.UseDevMode(s.Development), zap.WriteTo(stderr)))
+	cfg, err := kubeconfig.OperatorConfig(s.Kubeconfig)
 	if err != nil {
 		return err
 	}
-	cfg.QPS, cfg.Burst = f.qps, f.burst
+	cfg.QPS, cfg.Burst = s.QPS, s.Burst
 	cfg.UserAgent = "infra-controller"
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
-		Cache:                   infracontroller.CacheOptions(f.options),
+		Cache:                   infracontroller.CacheOptions(s.Options),
 		MapperProvider:          restmapper.New,
-		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
-		HealthProbeBindAddress:  f.probeAddr,
-		LeaderElection:          f.leaderElect,
+		Metrics:                 metricsserver.Options{BindAddress: s.MetricsAddr},
+		HealthProbeBindAddress:  s.ProbeAddr,
+		LeaderElection:          s.LeaderElect,
 		LeaderElectionID:        "infra-controller.kkp-kubevirt.io",
-		LeaderElectionNamespace: f.leaderElectionNamespace,
+		LeaderElectionNamespace: s.LeaderElectionNamespace,
 	})
 	if err != nil {
 		return fmt.Errorf("failed to create the manager: %w", err)
 	}
-	if _, err := infracontroller.Setup(mgr, f.options); err != nil {
+	if _, err := infracontroller.Setup(mgr, s.Options); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

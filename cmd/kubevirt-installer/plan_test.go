@@ -48,6 +48,13 @@ func TestRefusedBeforeAnyWork(t *testing.T) {
 		{"install: pull secret", []string{"install", "--image-pull-secret", "Bad_Secret"}, []string{`--image-pull-secret: "Bad_Secret": a lowercase RFC 1123 subdomain`}},
 		{"install: KVM node label", []string{"install", "--kvm-node-label", "kvm"}, []string{`kvmNodeLabels (--kvm-node-label): "kvm" is not key=value`}},
 		{"template: Kubernetes version", []string{"template", "--kube-version", "latest"}, []string{`--kube-version: failed to parse Kubernetes version "latest"`}},
+		{"install: a typo in a value", []string{"install", "--set", "kubevirt.monitorNamespce=monitoring"},
+			[]string{"kubevirt: the values do not match the chart's values.schema.json:\n- unknown value monitorNamespce: did you mean monitorNamespace?"}},
+		{"template: an unknown value", []string{"template", "--set", "multus.typo=1"},
+			[]string{"multus: the values do not match the chart's values.schema.json:\n- unknown value typo: the values here are cniVersion, "}},
+		{"install: a value the infra-controller refuses", []string{"install", "--set",
+			"infra-controller.tenantVLAN.template=bridge,infra-controller.tenantVLAN.range=0-5000,infra-controller.tenantVLAN.bridge=br0"},
+			[]string{`infra-controller: Deployment kubevirt-kkp-infra/infra-controller would not start: its container infra-controller refuses the arguments rendered from the values: invalid value "0-5000" for flag -tenant-vlan-range`}},
 		{"install: every problem at once", []string{
 			"install", "--timeout", "-5s", "--image-pull-policy", "Sometimes", "--skip", "kubevirt-csi",
 			"--set", "cdi.uninstallStrategy=Bar", "--set", "multus.logLevel=loud",
@@ -71,6 +78,22 @@ func TestRefusedBeforeAnyWork(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEveryNamedFlagValidates: the values the named flags set in every
+// chart are values the charts know and accept.
+func TestEveryNamedFlagValidates(t *testing.T) {
+	out, err := execute(t, "template", "--use-emulation", "--image-pull-policy", "Always", "--image-pull-secret", "mirror",
+		"--monitor-namespace", "monitoring", "--monitor-account", "prometheus-k8s", "--uninstall-strategy", "RemoveWorkloads",
+		"--workload-node-selector", "kvm=true", "--infra-node-selector", "role=infra", "--scratch-space-storage-class", "fast",
+		"--importer-http-proxy", "http://proxy:3128", "--importer-https-proxy", "http://proxy:3128", "--importer-no-proxy", ".svc",
+		"--insecure-registry", "registry.local:5000", "--kvm-node-label", "kvm.example.com/kvm=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "kind: KubeVirt") {
+		t.Errorf("template printed no KubeVirt resource:\n%.300s", out)
 	}
 }
 

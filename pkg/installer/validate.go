@@ -14,10 +14,12 @@ const validationKubeVersion = "v" + components.MaxTestedKubernetes + ".0"
 
 // Validate checks the values of every release as installing it would,
 // without a cluster: the pinned images are not overridden, the values match
-// the chart's values.schema.json and the chart renders with them (its
-// templates refuse some combinations, e.g. a feature gate both enabled and
-// disabled). Every problem of every release is reported at once, each
-// prefixed with the component's name.
+// the chart's values.schema.json, which knows every key (helm.ValidateValues),
+// the chart renders with them (its templates refuse some combinations, e.g.
+// a feature gate both enabled and disabled), and every container that runs
+// one of this project's binaries gets arguments its binary accepts, as its
+// own parser checks them (binaries). Every problem of every release is
+// reported at once, each prefixed with the component's name.
 func Validate(releases []components.Release, values map[string]map[string]any) error {
 	_, err := renderAll(releases, values, validationKubeVersion)
 	return err
@@ -54,6 +56,9 @@ func render(r components.Release, user map[string]any, kubeVersion string) (stri
 	}
 	manifest, err := helm.Render(r.Chart, r.Name, r.Namespace, values, kubeVersion)
 	if err != nil {
+		return "", fmt.Errorf("%s: %w", r.Name, err)
+	}
+	if _, err := checkArgs(r, manifest, binaries); err != nil {
 		return "", fmt.Errorf("%s: %w", r.Name, err)
 	}
 	return manifest, nil

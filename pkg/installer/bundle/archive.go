@@ -232,17 +232,3 @@ func sumFile(p string) (string, error) {
 }
 
 func bytesReader(data []byte) *bytes.Reader { return bytes.NewReader(data) }
-
-// humanBytes formats n with a binary unit.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}

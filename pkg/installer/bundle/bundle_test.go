@@ -114,10 +114,13 @@ func TestCreateRefetchesACorruptBlob(t *testing.T) {
 	}
 }
 
-// entry is one file of a rewritten bundle.
+// entry is one file of a rewritten bundle; typ and link make it another
+// kind of tar entry than a regular file.
 type entry struct {
 	name string
 	data []byte
+	typ  byte
+	link string
 }
 
 // readEntries returns the entries of an uncompressed bundle.
@@ -142,7 +145,7 @@ func readEntries(t *testing.T, file string) []entry {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, entry{hdr.Name, data})
+		out = append(out, entry{name: hdr.Name, data: data})
 	}
 }
 
@@ -151,7 +154,11 @@ func writeEntries(t *testing.T, file string, entries []entry) {
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
 	for _, e := range entries {
-		if err := tw.WriteHeader(&tar.Header{Name: e.name, Size: int64(len(e.data)), Mode: 0o644, Typeflag: tar.TypeReg}); err != nil {
+		typ := e.typ
+		if typ == 0 {
+			typ = tar.TypeReg
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: e.name, Size: int64(len(e.data)), Mode: 0o644, Typeflag: typ, Linkname: e.link}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := tw.Write(e.data); err != nil {

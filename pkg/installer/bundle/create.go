@@ -16,6 +16,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/sigstore/sigstore/pkg/signature"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/filelimit"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/mirror"
 )
 
@@ -113,8 +114,8 @@ func Create(ctx context.Context, opts CreateOptions) (*Result, error) {
 	b.result.Size = st.Size()
 	b.result.Signed = sig != nil
 	fmt.Fprintf(opts.Progress, "wrote %s: %d images, %d blobs, %s (deduplication saved %s), checksum %s\n",
-		opts.Output, b.result.Images, b.result.Blobs, humanBytes(b.result.Size),
-		humanBytes(b.result.ImageBytes-b.result.StoredBytes), b.result.Checksum)
+		opts.Output, b.result.Images, b.result.Blobs, filelimit.Bytes(b.result.Size),
+		filelimit.Bytes(b.result.ImageBytes-b.result.StoredBytes), b.result.Checksum)
 	return &b.result, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/filelimit"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/mirror"
 )
 
@@ -43,7 +44,7 @@ func (b *builder) writeImages(ctx context.Context, items []mirror.Item, platform
 		index.Manifests = append(index.Manifests, descs...)
 		meta.Images = append(meta.Images, entry)
 		fmt.Fprintf(b.progress, "image %d/%d %s: %s fetched, %s reused\n", i+1, len(sorted), item.Ref,
-			humanBytes(b.result.BytesFetched), humanBytes(b.result.BytesReused))
+			filelimit.Bytes(b.result.BytesFetched), filelimit.Bytes(b.result.BytesReused))
 	}
 	data, err := json.MarshalIndent(index, "", "  ")
 	if err != nil {

@@ -17,6 +17,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/filelimit"
 )
 
 // maxChecksumsSize bounds checksums.txt, which is held in memory.
@@ -59,6 +61,9 @@ type TamperedError struct {
 	Missing []string
 	// Extra are entries the list does not name, or names seen twice.
 	Extra []string
+	// NotRegular are entries that are no regular file (links, FIFOs,
+	// devices, directories), each with its kind, listed or not.
+	NotRegular []string
 }
 
 // Error names every offending file.
@@ -67,7 +72,7 @@ func (e *TamperedError) Error() string {
 	for _, p := range []struct {
 		what  string
 		files []string
-	}{{"changed", e.Changed}, {"missing", e.Missing}, {"not listed in " + ChecksumsFile, e.Extra}} {
+	}{{"changed", e.Changed}, {"missing", e.Missing}, {"not listed in " + ChecksumsFile, e.Extra}, {"not regular files", e.NotRegular}} {
 		if len(p.files) > 0 {
 			parts = append(parts, p.what+": "+strings.Join(p.files, ", "))
 		}
@@ -76,7 +81,7 @@ func (e *TamperedError) Error() string {
 }
 
 func (e *TamperedError) empty() bool {
-	return len(e.Changed) == 0 && len(e.Missing) == 0 && len(e.Extra) == 0
+	return len(e.Changed) == 0 && len(e.Missing) == 0 && len(e.Extra) == 0 && len(e.NotRegular) == 0
 }
 
 // Verify reads the bundle at file in one pass and checks every file against
@@ -165,8 +170,8 @@ func walk(tr *tar.Reader, opts ReadOptions, cp *copier) (*Verified, error) {
 	if err := cp.head(list); err != nil {
 		return nil, err
 	}
-	c := &checker{sums: sums, seen: map[string]bool{}, bad: &TamperedError{}, dir: opts.Dir, want: opts.Want, kept: map[string][]byte{},
-		blobs: map[string][]byte{}}
+	c := &checker{sums: sums, seen: map[string]bool{}, irregular: map[string]bool{}, bad: &TamperedError{}, dir: opts.Dir, want: opts.Want,
+		kept: map[string][]byte{}, blobs: map[string][]byte{}}
 	for ; hdr != nil; hdr, err = next(tr) {
 		if err := c.visit(tr, hdr, cp); err != nil {
 			return nil, err
@@ -176,7 +181,7 @@ func walk(tr *tar.Reader, opts ReadOptions, cp *copier) (*Verified, error) {
 		return nil, fmt.Errorf("failed to read the archive after %d files: %w", len(c.seen), err)
 	}
 	for name := range sums {
-		if !c.seen[name] {
+		if !c.seen[name] && !c.irregular[name] {
 			c.bad.Missing = append(c.bad.Missing, name)
 		}
 	}
@@ -201,8 +206,13 @@ func readList(tr *tar.Reader) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to read it as a tar archive, which a bundle is: %w", err)
 	}
-	if hdr.Name != ChecksumsFile || hdr.Typeflag != tar.TypeReg || hdr.Size > maxChecksumsSize {
+	switch {
+	case hdr.Name != ChecksumsFile:
 		return nil, fmt.Errorf("the first entry is not %s", ChecksumsFile)
+	case hdr.Typeflag != tar.TypeReg:
+		return nil, fmt.Errorf("%s is a %s, not a regular file", ChecksumsFile, entryKind(hdr))
+	case hdr.Size > maxChecksumsSize:
+		return nil, tooLarge(hdr)
 	}
 	list, err := io.ReadAll(tr)
 	if err != nil {
@@ -249,9 +259,11 @@ func next(tr *tar.Reader) (*tar.Header, error) {
 type checker struct {
 	sums checksums
 	seen map[string]bool
-	bad  *TamperedError
-	dir  string
-	want func(string) bool
+	// irregular are the names of entries that are no regular file.
+	irregular map[string]bool
+	bad       *TamperedError
+	dir       string
+	want      func(string) bool
 	// kept holds the content of the metadata and the SBOM.
 	kept map[string][]byte
 	// blobs holds the JSON blobs of the layout up to maxManifestSize by
@@ -262,8 +274,13 @@ type checker struct {
 // check hashes one entry, extracting it when wanted, and records a
 // mismatch.
 func (c *checker) check(r io.Reader, hdr *tar.Header) error {
+	if hdr.Typeflag != tar.TypeReg {
+		c.irregular[hdr.Name] = true
+		c.bad.NotRegular = append(c.bad.NotRegular, fmt.Sprintf("%s (%s)", hdr.Name, entryKind(hdr)))
+		return nil
+	}
 	expected, ok := c.sums[hdr.Name]
-	if !ok || c.seen[hdr.Name] || hdr.Typeflag != tar.TypeReg {
+	if !ok || c.seen[hdr.Name] {
 		c.bad.Extra = append(c.bad.Extra, hdr.Name)
 		return nil
 	}
@@ -278,6 +295,9 @@ func (c *checker) check(r io.Reader, hdr *tar.Header) error {
 	case blob:
 		keep = &keeper{jsonOnly: true, size: hdr.Size}
 	case hdr.Name == MetadataFile || hdr.Name == SBOMFile:
+		if hdr.Size > maxChecksumsSize {
+			return tooLarge(hdr)
+		}
 		keep = &keeper{size: hdr.Size}
 	}
 	got, err := consume(r, target, keep)
@@ -294,6 +314,36 @@ func (c *checker) check(r io.Reader, hdr *tar.Header) error {
 		c.kept[hdr.Name] = keep.data
 	}
 	return nil
+}
+
+// tooLarge refuses a file that is read into memory and is larger than
+// the bound of such files. Its content is not read: it would be held
+// only up to the bound and then differ from its checksum.
+func tooLarge(hdr *tar.Header) error {
+	return fmt.Errorf("%s is too large: %s, more than the %s limit of a file the installer reads into memory",
+		hdr.Name, filelimit.Bytes(hdr.Size), filelimit.Bytes(maxChecksumsSize))
+}
+
+// entryKind names the kind of a tar entry.
+func entryKind(hdr *tar.Header) string {
+	switch hdr.Typeflag {
+	case tar.TypeSymlink:
+		return "symbolic link"
+	case tar.TypeLink:
+		return "hard link"
+	case tar.TypeFifo:
+		return "named pipe (FIFO)"
+	case tar.TypeChar:
+		return "character device"
+	case tar.TypeBlock:
+		return "block device"
+	case tar.TypeDir:
+		return "directory"
+	case tar.TypeReg:
+		return "regular file"
+	default:
+		return fmt.Sprintf("tar entry of type %q", hdr.Typeflag)
+	}
 }
 
 // blobsDir is the directory of the layout's sha256 blobs, with a slash.

@@ -14,7 +14,13 @@ import (
 
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/filelimit"
 )
+
+// maxKeySize bounds a key file, read before anything else: a PEM key of
+// the algorithms cosign uses takes a few KiB at most (RSA-8192 about 6).
+const maxKeySize = 64 << 10
 
 // maxSignatureSize bounds checksums.txt.sig, which is held in memory. An
 // RSA-4096 signature is 512 bytes, 684 in base64.
@@ -34,7 +40,7 @@ var ErrBadSignature = errors.New("the signature of " + ChecksumsFile + " does no
 // the Sigstore default for the key: ECDSA P-256 with SHA-256 for a cosign
 // key, which is what cosign sign-blob computes with it.
 func LoadSigner(file string, password []byte) (signature.Signer, error) {
-	data, err := os.ReadFile(file)
+	data, err := filelimit.ReadFile(file, maxKeySize)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the signing key: %w", err)
 	}
@@ -59,7 +65,7 @@ func LoadSigner(file string, password []byte) (signature.Signer, error) {
 // LoadVerifier reads a PEM public key, as cosign generate-key-pair writes
 // cosign.pub.
 func LoadVerifier(file string) (signature.Verifier, error) {
-	data, err := os.ReadFile(file)
+	data, err := filelimit.ReadFile(file, maxKeySize)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the public key: %w", err)
 	}

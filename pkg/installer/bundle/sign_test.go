@@ -248,3 +248,22 @@ func TestLoadKeyErrors(t *testing.T) {
 		t.Errorf("private key as public key: got %v", err)
 	}
 }
+
+// TestKeysAreReadWithABound: a key path that never ends (/dev/zero) or a
+// file far larger than any key is refused after 64 KiB instead of read
+// until memory runs out.
+func TestKeysAreReadWithABound(t *testing.T) {
+	huge := filepath.Join(t.TempDir(), "huge.pub")
+	if err := os.WriteFile(huge, bytes.Repeat([]byte("A"), 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{"/dev/zero", huge} {
+		want := file + " is larger than 64 KiB, the limit for this file"
+		if _, err := LoadVerifier(file); err == nil || err.Error() != "failed to read the public key: "+want {
+			t.Errorf("LoadVerifier(%s): %v", file, err)
+		}
+		if _, err := LoadSigner(file, nil); err == nil || err.Error() != "failed to read the signing key: "+want {
+			t.Errorf("LoadSigner(%s): %v", file, err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"archive/tar"
 	"bytes"
 	"errors"
 	"path/filepath"
@@ -92,7 +93,7 @@ func tamperCases(blob int, blobName string) []tamperCase {
 		{
 			name: "extra file",
 			edit: func(es []entry) []entry {
-				return append(es, entry{"charts/demo/templates/evil.yaml", []byte("kind: Pod\n")})
+				return append(es, entry{name: "charts/demo/templates/evil.yaml", data: []byte("kind: Pod\n")})
 			},
 			want: &TamperedError{Extra: []string{"charts/demo/templates/evil.yaml"}},
 		},
@@ -109,10 +110,43 @@ func tamperCases(blob int, blobName string) []tamperCase {
 			},
 			want: &TamperedError{Missing: []string{"images/blobs/sha256/other"}, Extra: []string{blobName}},
 		},
+		linkCase("symbolic link in place of a file", blob, blobName, tar.TypeSymlink, "/etc/passwd", "symbolic link"),
+		linkCase("hard link in place of a file", blob, blobName, tar.TypeLink, ChecksumsFile, "hard link"),
+		linkCase("FIFO in place of a file", blob, blobName, tar.TypeFifo, "", "named pipe (FIFO)"),
+		linkCase("directory in place of a file", blob, blobName, tar.TypeDir, "", "directory"),
+		{
+			name: "unlisted symbolic link",
+			edit: func(es []entry) []entry {
+				return append(es, entry{name: "charts/demo/templates/link.yaml", typ: tar.TypeSymlink, link: "../../../../etc/shadow"})
+			},
+			want: &TamperedError{NotRegular: []string{"charts/demo/templates/link.yaml (symbolic link)"}},
+		},
+		{
+			name: "checksum list a symbolic link",
+			edit: func(es []entry) []entry {
+				es[0] = entry{name: ChecksumsFile, typ: tar.TypeSymlink, link: "/etc/passwd"}
+				return es
+			},
+			errMsg: "checksums.txt is a symbolic link, not a regular file",
+		},
 		{
 			name:   "checksum list not first",
 			edit:   func(es []entry) []entry { return append(es[1:], es[0]) },
 			errMsg: "the first entry is not checksums.txt",
 		},
+	}
+}
+
+// linkCase replaces the listed file blob with an entry of type typ: one
+// message that it is no regular file, and none that the file is missing
+// or that the entry is not listed.
+func linkCase(name string, blob int, blobName string, typ byte, link, kind string) tamperCase {
+	return tamperCase{
+		name: name,
+		edit: func(es []entry) []entry {
+			es[blob] = entry{name: blobName, typ: typ, link: link}
+			return es
+		},
+		want: &TamperedError{NotRegular: []string{blobName + " (" + kind + ")"}},
 	}
 }

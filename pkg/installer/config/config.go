@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 
@@ -12,6 +11,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/filelimit"
 )
 
 // File format identifiers.
@@ -41,9 +42,14 @@ func New() *Configuration {
 	return &Configuration{APIVersion: APIVersion, Kind: Kind, Values: map[string]map[string]any{}}
 }
 
-// Load reads a configuration file. Unknown fields are errors.
+// MaxFileSize bounds a configuration file; one with the values of every
+// chart spelled out takes a few dozen KiB.
+const MaxFileSize = 4 << 20
+
+// Load reads a configuration file of at most MaxFileSize bytes. Unknown
+// fields are errors.
 func Load(path string) (*Configuration, error) {
-	data, err := os.ReadFile(path)
+	data, err := filelimit.ReadFile(path, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read configuration: %w", err)
 	}

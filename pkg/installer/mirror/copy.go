@@ -15,11 +15,19 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
-// Defaults of Options.
+// Defaults and bounds of Options.
 const (
 	DefaultJobs     = 4
 	DefaultAttempts = 3
 	DefaultBackoff  = time.Second
+	// MaxJobs bounds Jobs: each job holds a connection and its buffers,
+	// and a registry throttles one client long before.
+	MaxJobs = 64
+	// MaxAttempts bounds Attempts: with the backoff capped at MaxBackoff,
+	// the last of them starts within about 4 minutes of the first.
+	MaxAttempts = 10
+	// MaxBackoff caps the doubling wait between two attempts.
+	MaxBackoff = 30 * time.Second
 )
 
 // Item is one image to copy.
@@ -47,13 +55,14 @@ type Item struct {
 
 // Options tune Copy and Pull.
 type Options struct {
-	// Jobs is how many images are copied at a time; 0 is DefaultJobs.
+	// Jobs is how many images are copied at a time, at most MaxJobs; 0 is
+	// DefaultJobs.
 	Jobs int
-	// Attempts is how often an image copy is tried before Copy gives up;
-	// 0 is DefaultAttempts.
+	// Attempts is how often an image copy is tried before Copy gives up,
+	// at most MaxAttempts; 0 is DefaultAttempts.
 	Attempts int
 	// Backoff is the wait before the second attempt, doubled for each
-	// further one; 0 is DefaultBackoff.
+	// further one up to MaxBackoff; 0 is DefaultBackoff.
 	Backoff time.Duration
 	// PlainHTTP talks HTTP instead of HTTPS to the destination registry
 	// (loopback and private addresses always use HTTP).
@@ -65,6 +74,27 @@ type Options struct {
 	// Platform selects the image of a multi-platform index when pulling;
 	// nil is linux/amd64.
 	Platform *v1.Platform
+}
+
+// Validate refuses counts and waits out of their range, naming the flag
+// of each (--jobs, --attempts); 0 is the default of each.
+func (o Options) Validate() error {
+	var errs []error
+	if o.Jobs < 0 || o.Jobs > MaxJobs {
+		errs = append(errs, fmt.Errorf("--jobs %d: must be between 1 and %d", o.Jobs, MaxJobs))
+	}
+	if o.Attempts < 0 || o.Attempts > MaxAttempts {
+		errs = append(errs, fmt.Errorf("--attempts %d: must be between 1 and %d", o.Attempts, MaxAttempts))
+	}
+	if o.Backoff < 0 {
+		errs = append(errs, fmt.Errorf("backoff %s: must not be negative", o.Backoff))
+	}
+	return errors.Join(errs...)
+}
+
+// nextBackoff is the wait after wait: twice as long, at most MaxBackoff.
+func nextBackoff(wait time.Duration) time.Duration {
+	return min(2*wait, MaxBackoff)
 }
 
 func (o Options) withDefaults() Options {
@@ -114,6 +144,9 @@ func (o Options) remoteOptions(ctx context.Context) []remote.Option {
 // image is tried opts.Attempts times; the error names every image that
 // failed.
 func Copy(ctx context.Context, items []Item, dst Registry, opts Options) error {
+	if err := opts.Validate(); err != nil {
+		return err
+	}
 	opts = opts.withDefaults()
 	var (
 		wg   sync.WaitGroup
@@ -188,7 +221,7 @@ func writeOne(ctx context.Context, item Item, dst Registry, opts Options) (strin
 			return "", fmt.Errorf("failed to push %s to %s: %w", item.Ref, target, ctx.Err())
 		case <-time.After(wait):
 		}
-		wait *= 2
+		wait = nextBackoff(wait)
 	}
 }
 
@@ -196,6 +229,9 @@ func writeOne(ctx context.Context, item Item, dst Registry, opts Options) (strin
 // the mirrors m names. Only manifests and configs are fetched here; layers
 // are read when the images are written.
 func Pull(ctx context.Context, refs []string, m Mirrors, opts Options) ([]Item, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
 	opts = opts.withDefaults()
 	items := make([]Item, 0, len(refs))
 	for _, ref := range refs {

@@ -13,6 +13,8 @@ import (
 	"k8c.io/machine-controller/sdk/providerconfig"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/suggest"
 )
 
 var (
@@ -178,7 +180,7 @@ func (c *shapeChecker) unknown(p *field.Path, key string, fields []jsonField) {
 	if len(names) == 0 {
 		detail = "unknown field (this object takes no fields)"
 	}
-	if guess := closest(key, names); guess != "" {
+	if guess := suggest.Closest(key, names); guess != "" {
 		detail = fmt.Sprintf("unknown field (did you mean %q?)", guess)
 	}
 	c.errs = append(c.errs, field.Invalid(p, key, detail))

@@ -1,4 +1,4 @@
-package main
+package flags
 
 import (
 	"io"
@@ -48,7 +48,7 @@ func TestChartArgsParse(t *testing.T) {
 	tests := []struct {
 		name   string
 		values map[string]any
-		check  func(*testing.T, *flags)
+		check  func(*testing.T, *Settings)
 	}{
 		{
 			name:  "defaults",
@@ -77,9 +77,9 @@ func TestChartArgsParse(t *testing.T) {
 			name: "switches off",
 			values: map[string]any{"presets": false, "csiAccess": false, "storageClasses": false, "csiInfraServerURL": "https://infra:6443", "namespacePrefix": "tenant-",
 				"clusterNetworkPoliciesNamespace": "kubevirt-kkp"},
-			check: func(t *testing.T, f *flags) {
+			check: func(t *testing.T, f *Settings) {
 				t.Helper()
-				o := f.options
+				o := f.Options
 				if o.Flavors.Presets || o.EnableCSIAccess || o.EnableStorageClasses || o.CSIAccess.ServerURL != "https://infra:6443" || o.NamespacePrefix != "tenant-" ||
 					o.NetworkPolicies.ClusterPoliciesNamespace != "kubevirt-kkp" {
 					t.Errorf("options %+v", o)
@@ -106,13 +106,13 @@ func TestChartArgsParse(t *testing.T) {
 			values: map[string]any{"tenantVLAN": map[string]any{
 				"template": "ovs", "range": "200-299", "bridge": "br-ex", "mtu": 9000, "networkName": "vm-net", "workers": 2,
 			}},
-			check: func(t *testing.T, f *flags) {
+			check: func(t *testing.T, f *Settings) {
 				t.Helper()
 				want := vlan.Options{
 					Template: vlan.TemplateOVS, Range: vlan.Range{First: 200, Last: 299}, Bridge: "br-ex", MTU: 9000,
 					NetworkName: "vm-net", ClaimNamespace: "kubevirt-kkp", Workers: 2,
 				}
-				if diff := cmp.Diff(want, f.options.VLANs); diff != "" {
+				if diff := cmp.Diff(want, f.Options.VLANs); diff != "" {
 					t.Errorf("VLAN options (-want +got):\n%s", diff)
 				}
 			},
@@ -124,12 +124,12 @@ func TestChartArgsParse(t *testing.T) {
 				"ccmFeatureGates": map[string]any{"SomeGate": true, "OtherGate": false},
 				"images":          map[string]any{"controller": "r/infra:1", "ccm": "r/ccm:1"},
 			},
-			check: func(t *testing.T, f *flags) {
+			check: func(t *testing.T, f *Settings) {
 				t.Helper()
-				p := f.options.CCM.Params
+				p := f.Options.CCM.Params
 				want := addons.FeatureGates{"SomeGate": true, "OtherGate": false}
-				if !f.options.EnableCCM || p.CCMLoadBalancer || p.CCMZoneAndRegion || p.CCMImage != "r/ccm:1" || !cmp.Equal(p.CCMFeatureGates, want) {
-					t.Errorf("CCM on %t, params %+v", f.options.EnableCCM, p)
+				if !f.Options.EnableCCM || p.CCMLoadBalancer || p.CCMZoneAndRegion || p.CCMImage != "r/ccm:1" || !cmp.Equal(p.CCMFeatureGates, want) {
+					t.Errorf("CCM on %t, params %+v", f.Options.EnableCCM, p)
 				}
 			},
 		},
@@ -139,9 +139,9 @@ func TestChartArgsParse(t *testing.T) {
 				"driver": "r/d:1", "nodeDriverRegistrar": "r/n:1", "livenessProbe": "r/l:1",
 				"provisioner": "r/p:1", "attacher": "r/a:1", "resizer": "r/r:1", "snapshotter": "r/s:1",
 			}},
-			check: func(t *testing.T, f *flags) {
+			check: func(t *testing.T, f *Settings) {
 				t.Helper()
-				o := f.options
+				o := f.Options
 				want := addons.Params{
 					DriverImage: "r/d:1", RegistrarImage: "r/n:1", LivenessProbeImage: "r/l:1",
 					ProvisionerImage: "r/p:1", AttacherImage: "r/a:1", ResizerImage: "r/r:1", SnapshotterImage: "r/s:1",
@@ -154,7 +154,7 @@ func TestChartArgsParse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := parseFlags(chartArgs(t, tt.values), io.Discard)
+			f, err := Parse(chartArgs(t, tt.values), io.Discard)
 			if err != nil {
 				t.Fatalf("the binary refuses the chart's arguments: %v", err)
 			}
@@ -165,56 +165,56 @@ func TestChartArgsParse(t *testing.T) {
 
 // checkChartDefaults checks the fixed flags of the chart and that every
 // other default of the chart is the binary's own.
-func checkChartDefaults(t *testing.T, f *flags) {
+func checkChartDefaults(t *testing.T, f *Settings) {
 	t.Helper()
-	if !f.leaderElect || f.leaderElectionNamespace != "kubevirt-kkp" || f.metricsAddr != ":8080" || f.probeAddr != ":8081" {
-		t.Errorf("leader election %t in %q, metrics %q, probes %q", f.leaderElect, f.leaderElectionNamespace, f.metricsAddr, f.probeAddr)
+	if !f.LeaderElect || f.LeaderElectionNamespace != "kubevirt-kkp" || f.MetricsAddr != ":8080" || f.ProbeAddr != ":8081" {
+		t.Errorf("leader election %t in %q, metrics %q, probes %q", f.LeaderElect, f.LeaderElectionNamespace, f.MetricsAddr, f.ProbeAddr)
 	}
 	// Every other default of the chart is the binary's own.
-	binary, err := parseFlags(nil, io.Discard)
+	binary, err := Parse(nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := f.options
-	got.CSINodePlugin.Images, got.CSIController.Params = binary.options.CSINodePlugin.Images, binary.options.CSIController.Params
-	if diff := cmp.Diff(binary.options, got); diff != "" {
+	got := f.Options
+	got.CSINodePlugin.Images, got.CSIController.Params = binary.Options.CSINodePlugin.Images, binary.Options.CSIController.Params
+	if diff := cmp.Diff(binary.Options, got); diff != "" {
 		t.Errorf("the chart's defaults differ from the binary's (-binary +chart):\n%s", diff)
 	}
-	if f.qps != binary.qps || f.burst != binary.burst || f.development != binary.development {
-		t.Errorf("qps %v, burst %d, development %t; the binary's %v, %d, %t", f.qps, f.burst, f.development, binary.qps, binary.burst, binary.development)
+	if f.QPS != binary.QPS || f.Burst != binary.Burst || f.Development != binary.Development {
+		t.Errorf("qps %v, burst %d, development %t; the binary's %v, %d, %t", f.QPS, f.Burst, f.Development, binary.QPS, binary.Burst, binary.Development)
 	}
 }
 
 // checkNodePlugin returns a check of the CSI node plugin's switch and
 // resync interval.
-func checkNodePlugin(on bool, resync time.Duration) func(*testing.T, *flags) {
-	return func(t *testing.T, f *flags) {
+func checkNodePlugin(on bool, resync time.Duration) func(*testing.T, *Settings) {
+	return func(t *testing.T, f *Settings) {
 		t.Helper()
-		if f.options.EnableCSINodePlugin != on || f.options.CSINodePlugin.ResyncInterval != resync {
-			t.Errorf("CSI node plugin %t every %v, want %t every %v", f.options.EnableCSINodePlugin, f.options.CSINodePlugin.ResyncInterval, on, resync)
+		if f.Options.EnableCSINodePlugin != on || f.Options.CSINodePlugin.ResyncInterval != resync {
+			t.Errorf("CSI node plugin %t every %v, want %t every %v", f.Options.EnableCSINodePlugin, f.Options.CSINodePlugin.ResyncInterval, on, resync)
 		}
 	}
 }
 
 // checkChartFeatures checks the feature switches and settings of the
 // "features and their settings" case.
-func checkChartFeatures(t *testing.T, f *flags) {
+func checkChartFeatures(t *testing.T, f *Settings) {
 	t.Helper()
-	o := f.options
+	o := f.Options
 	if !o.Flavors.PerformanceInstancetypes || !o.Flavors.DensityInstancetypes {
 		t.Errorf("instancetype series: performance %t, density %t", o.Flavors.PerformanceInstancetypes, o.Flavors.DensityInstancetypes)
 	}
 	if !o.EnableNetworks || o.EnableImageCache || o.ImageCache.GracePeriod != 3*time.Hour || o.TenantCleanupTimeout != 25*time.Minute ||
-		o.CSINodePlugin.ResyncInterval != 0 || o.EnableNetworkPolicies || !o.NetworkPolicies.DisableDefaults || !f.development {
-		t.Errorf("development %t, options %+v", f.development, o)
+		o.CSINodePlugin.ResyncInterval != 0 || o.EnableNetworkPolicies || !o.NetworkPolicies.DisableDefaults || !f.Development {
+		t.Errorf("development %t, options %+v", f.Development, o)
 	}
 }
 
 // checkChartNetworkPolicyLists checks that the list values reach their
 // flags, comma-separated.
-func checkChartNetworkPolicyLists(t *testing.T, f *flags) {
+func checkChartNetworkPolicyLists(t *testing.T, f *Settings) {
 	t.Helper()
-	got := f.options.NetworkPolicies
+	got := f.Options.NetworkPolicies
 	want := got
 	want.PrivateCIDRs = []string{"10.0.0.0/8", "fd00::/8"}
 	want.AllowedCIDRs = []string{"203.0.113.0/24", "2001:db8::/32"}

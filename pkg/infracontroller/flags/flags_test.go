@@ -1,4 +1,4 @@
-package main
+package flags
 
 import (
 	"io"
@@ -135,9 +135,9 @@ func TestParseFlags(t *testing.T) {
 		{name: "positional arguments are refused", args: []string{"extra"}, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := parseFlags(tc.args, io.Discard)
+			f, err := Parse(tc.args, io.Discard)
 			if (err != nil) != tc.wantErr {
-				t.Fatalf("parseFlags error = %v, want error %v", err, tc.wantErr)
+				t.Fatalf("Parse error = %v, want error %v", err, tc.wantErr)
 			}
 			if tc.wantErr {
 				return
@@ -163,7 +163,7 @@ func TestParseFlags(t *testing.T) {
 			want.CSINodePlugin.Images, want.CSIController.Params = defaultImages, defaultImages
 			want.CCM.Params.CCMImage = addons.DefaultCCMImage
 			tc.want(&want)
-			if diff := cmp.Diff(want, f.options, cmp.AllowUnexported(infracontroller.Options{})); diff != "" {
+			if diff := cmp.Diff(want, f.Options, cmp.AllowUnexported(infracontroller.Options{})); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 		})
@@ -172,7 +172,7 @@ func TestParseFlags(t *testing.T) {
 
 func TestParseFlagsCCMFeatureGatesRefused(t *testing.T) {
 	for _, value := range []string{"SomeGate", "SomeGate=maybe", "some-gate=true"} {
-		_, err := parseFlags([]string{"--ccm-feature-gates=" + value}, io.Discard)
+		_, err := Parse([]string{"--ccm-feature-gates=" + value}, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), "-ccm-feature-gates") {
 			t.Errorf("%q: got error %v, want one naming the flag", value, err)
 		}
@@ -182,7 +182,7 @@ func TestParseFlagsCCMFeatureGatesRefused(t *testing.T) {
 // The old flag names stay accepted and their help points at the new ones.
 func TestParseFlagsDeprecatedNamesDocumented(t *testing.T) {
 	var help strings.Builder
-	if _, err := parseFlags([]string{"--help"}, &help); err == nil {
+	if _, err := Parse([]string{"--help"}, &help); err == nil {
 		t.Fatal("--help parsed without the flag package's ErrHelp")
 	}
 	for _, want := range []string{"Deprecated: use --csi-node-plugin ", "Deprecated: use --csi-node-plugin-resync "} {
@@ -190,4 +190,59 @@ func TestParseFlagsDeprecatedNamesDocumented(t *testing.T) {
 			t.Errorf("help lacks %q:\n%s", want, help.String())
 		}
 	}
+}
+
+// TestParseRefusesOutOfRange: counts, intervals and rates out of range are
+// refused with the flag and what it accepts, instead of being replaced by
+// a default or clamped to 0 by the controllers.
+func TestParseRefusesOutOfRange(t *testing.T) {
+	for _, tc := range []struct {
+		arg, want string
+	}{
+		{"--kube-api-qps=NaN", "--kube-api-qps NaN: must be a finite number above 0"},
+		{"--kube-api-qps=+Inf", "--kube-api-qps +Inf: must be a finite number above 0"},
+		{"--kube-api-qps=1e39", "--kube-api-qps 1e+39: must be a finite number above 0"},
+		{"--kube-api-qps=-5", "--kube-api-qps -5: must be a finite number above 0"},
+		{"--kube-api-qps=0", "--kube-api-qps 0: must be a finite number above 0"},
+		{"--kube-api-burst=0", "--kube-api-burst 0: must be at least 1"},
+		{"--flavor-workers=-3", "--flavor-workers -3: must be between 1 and 1000"},
+		{"--flavor-workers=0", "--flavor-workers 0: must be between 1 and 1000"},
+		{"--flavor-workers=1000000", "--flavor-workers 1000000: must be between 1 and 1000"},
+		{"--tenant-vlan-workers=-1", "--tenant-vlan-workers -1: must be between 1 and 1000"},
+		{"--storage-class-resync=-1m", "--storage-class-resync -1m0s: must be 0 (off) or at least 1s"},
+		{"--storage-class-resync=1ns", "--storage-class-resync 1ns: must be 0 (off) or at least 1s"},
+		{"--csi-node-plugin-resync=-1s", "--csi-node-plugin-resync (or --addons-resync) -1s: must be 0 (off) or at least 1s"},
+		{"--addons-resync=-1s", "--csi-node-plugin-resync (or --addons-resync) -1s: must be 0 (off) or at least 1s"},
+		{"--tenant-cleanup-timeout=-10m", "--tenant-cleanup-timeout -10m0s: must be above 0"},
+		{"--tenant-cleanup-timeout=0", "--tenant-cleanup-timeout 0s: must be above 0"},
+		{"--image-cache-grace-period=-1h", "--image-cache-grace-period -1h0m0s: must be above 0"},
+		{"--tenant-vlan-range=0-5000", `VLAN range 0-5000: ids must be between 1 and 4094`},
+		{"--tenant-vlan-range=5-3", `VLAN range 5-3: ids must be between 1 and 4094, the first not above the last`},
+		{"--network-policy-allowed-cidrs=10.0.0.0/33,not-a-cidr", `for flag -network-policy-allowed-cidrs: "10.0.0.0/33" is not a CIDR (an address and a prefix length, e.g. 10.0.0.0/8 or fd00::/8); "not-a-cidr" is not a CIDR`},
+		{"--network-policy-private-cidrs=10.0.0.0", `for flag -network-policy-private-cidrs: "10.0.0.0" is not a CIDR`},
+		{"--network-policy-csi-controller-cidrs=10.0.0.1", `for flag -network-policy-csi-controller-cidrs: "10.0.0.1" is not a CIDR`},
+		{"--network-policy-nameservers=1.1.1.1/32", `for flag -network-policy-nameservers: "1.1.1.1/32" is not an IP address`},
+	} {
+		t.Run(tc.arg, func(t *testing.T) {
+			_, err := Parse([]string{tc.arg}, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+	t.Run("every problem at once", func(t *testing.T) {
+		_, err := Parse([]string{"--flavor-workers=-1", "--storage-class-resync=-1s", "--kube-api-qps=NaN"}, io.Discard)
+		for _, want := range []string{"--flavor-workers -1", "--storage-class-resync -1s", "--kube-api-qps NaN"} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("error %v lacks %q", err, want)
+			}
+		}
+	})
+	t.Run("the bounds themselves are accepted", func(t *testing.T) {
+		args := []string{"--flavor-workers=1000", "--tenant-vlan-workers=1", "--storage-class-resync=1s", "--csi-node-plugin-resync=0",
+			"--tenant-cleanup-timeout=1ns", "--kube-api-qps=0.001", "--kube-api-burst=1"}
+		if _, err := Parse(args, io.Discard); err != nil {
+			t.Error(err)
+		}
+	})
 }

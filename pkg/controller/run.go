@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/pprof"
 	"strings"
 	"time"
 
@@ -91,9 +93,20 @@ type RunOptions struct {
 	MetricsAddress, HealthAddress string
 	// PprofAddress is where Go's profiles are served; "" or "0" disables.
 	PprofAddress string
+	// ProfileOnMetrics serves Go's profiles under /debug/pprof/ on the
+	// metrics address too, as Kubermatic's -enable-profiling does.
+	ProfileOnMetrics bool
 	// LeaderElection enables leader election in LeaderElectionNamespace.
 	LeaderElection          bool
 	LeaderElectionNamespace string
+	// NodeCSRApprover approves the serving certificate requests of the
+	// Nodes of this controller's Machines.
+	NodeCSRApprover bool
+	// LeaderElectionID names the lease; "" takes one derived from Name.
+	// Kubermatic's machine-controller uses "machine-controller" whatever
+	// its name, so that during an image swap the old and the new process
+	// never run at once.
+	LeaderElectionID string
 	// Log is the process logger; zap.NewNop when nil.
 	Log *zap.Logger
 	// Getenv reads the environment; required (os.Getenv in production).
@@ -192,11 +205,11 @@ func (o RunOptions) newManager() (ctrl.Manager, error) {
 		}},
 		Cache:                   cache.Options{NewInformer: outage.NewInformer, DefaultTransform: cachetrim.User},
 		MapperProvider:          restmapper.New,
-		Metrics:                 metricsserver.Options{BindAddress: cmp.Or(o.MetricsAddress, "0")},
+		Metrics:                 metricsserver.Options{BindAddress: cmp.Or(o.MetricsAddress, "0"), ExtraHandlers: o.metricsHandlers()},
 		HealthProbeBindAddress:  cmp.Or(o.HealthAddress, "0"),
 		PprofBindAddress:        o.PprofAddress,
 		LeaderElection:          o.LeaderElection,
-		LeaderElectionID:        leaseName(o.Name),
+		LeaderElectionID:        cmp.Or(o.LeaderElectionID, leaseName(o.Name)),
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
 	})
 	if err != nil {
@@ -225,4 +238,19 @@ func decodeKubeconfig(value string) ([]byte, error) {
 		return nil, fmt.Errorf("infra kubeconfig is neither YAML nor base64: %w", err)
 	}
 	return raw, nil
+}
+
+// metricsHandlers are the handlers the metrics server serves beside
+// /metrics: Go's profiles with ProfileOnMetrics.
+func (o RunOptions) metricsHandlers() map[string]http.Handler {
+	if !o.ProfileOnMetrics {
+		return nil
+	}
+	return map[string]http.Handler{
+		"/debug/pprof/":        http.HandlerFunc(pprof.Index),
+		"/debug/pprof/cmdline": http.HandlerFunc(pprof.Cmdline),
+		"/debug/pprof/profile": http.HandlerFunc(pprof.Profile),
+		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
+		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/go-logr/zapr"
 	"go.uber.org/zap"
 
@@ -60,6 +61,9 @@ type HandlerOptions struct {
 	Getenv func(string) string
 	// Log logs admissions decided without the infra cluster.
 	Log *zap.SugaredLogger
+	// KubeletVersions, when set, is a constraint every Machine's kubelet
+	// version must meet (Kubermatic's -kubernetes-version-constraints).
+	KubeletVersions *semver.Constraints
 }
 
 // NewHandlers returns the mutating and the validating handler.
@@ -93,6 +97,8 @@ type Options struct {
 	Name string
 	// InfraBudget: see HandlerOptions.
 	InfraBudget time.Duration
+	// KubeletVersions: see HandlerOptions.
+	KubeletVersions *semver.Constraints
 	// Host and Port are the address the webhooks are served at.
 	Host string
 	Port int

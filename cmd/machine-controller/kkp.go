@@ -181,27 +181,31 @@ func (c *kkpCommonFlags) userConfig(path string) (*rest.Config, error) {
 // runKKPController runs the controller from Kubermatic's command line.
 func runKKPController(ctx context.Context, args []string, getenv func(string) string, errOut io.Writer) error {
 	opts, common, err := kkpControllerOptions(args, getenv, errOut)
-	if err != nil {
-		return usageError(err)
-	}
-	if err := common.useCABundle(); err != nil {
-		return err
-	}
-	common.logNoops(opts.Log)
-	return opts.Run(ctx)
+	return startKKP(common, err, func() error {
+		common.logNoops(opts.Log)
+		return opts.Run(ctx)
+	})
 }
 
 // runKKPWebhook runs the webhook from Kubermatic's command line.
 func runKKPWebhook(ctx context.Context, args []string, getenv func(string) string, errOut io.Writer) error {
 	opts, common, err := kkpWebhookOptions(args, getenv, errOut)
-	if err != nil {
-		return usageError(err)
+	return startKKP(common, err, func() error {
+		common.logNoops(opts.Log)
+		return opts.Run(ctx)
+	})
+}
+
+// startKKP runs a process whose command line parsed (parseErr nil) once
+// its -ca-bundle is in use.
+func startKKP(common *kkpCommonFlags, parseErr error, run func() error) error {
+	if parseErr != nil {
+		return usageError(parseErr)
 	}
 	if err := common.useCABundle(); err != nil {
 		return err
 	}
-	common.logNoops(opts.Log)
-	return opts.Run(ctx)
+	return run()
 }
 
 // usageError marks err as a command line that does not parse, but for a

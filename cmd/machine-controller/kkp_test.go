@@ -13,6 +13,8 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/kkp"
 )
 
 // kkpDir writes a user-cluster kubeconfig and a CA bundle into a
@@ -39,16 +41,6 @@ users: [{name: admin, user: {token: t}}]
 	return dir
 }
 
-// kkpArgs reads a command line of testdata/kkp with its directory.
-func kkpArgs(t *testing.T, file, dir string) []string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "kkp", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Fields(strings.ReplaceAll(string(data), "KUBECONFIG_DIR", dir))
-}
-
 func getenvOf(env map[string]string) func(string) string {
 	return func(key string) string { return env[key] }
 }
@@ -58,7 +50,7 @@ func getenvOf(env map[string]string) func(string) string {
 func TestKKPControllerCommandLine(t *testing.T) {
 	dir := kkpDir(t)
 	var errOut bytes.Buffer
-	opts, common, err := kkpControllerOptions(kkpArgs(t, "controller.args", dir), getenvOf(map[string]string{"POD_NAMESPACE": "cluster-xyz"}), &errOut)
+	opts, common, err := kkpControllerOptions(kkp.ControllerArgs(dir), getenvOf(map[string]string{"POD_NAMESPACE": "cluster-xyz"}), &errOut)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +90,7 @@ func TestKKPWebhookCommandLine(t *testing.T) {
 		{env: map[string]string{"POD_NAMESPACE": "cluster-pod"}, wantNamespace: "cluster-pod"},
 		{env: map[string]string{}, wantNamespace: "cluster-xyz"},
 	} {
-		opts, common, err := kkpWebhookOptions(kkpArgs(t, "webhook.args", dir), getenvOf(tc.env), &bytes.Buffer{})
+		opts, common, err := kkpWebhookOptions(kkp.WebhookArgs(dir, "cluster-xyz"), getenvOf(tc.env), &bytes.Buffer{})
 		if err != nil {
 			t.Fatal(err)
 		}

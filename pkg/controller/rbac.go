@@ -12,8 +12,9 @@ package controller
 // cloud-init-settings alone, hence list and watch there (the chart grants
 // them with rbac.bootstrapSecrets; without them the controller reads those
 // Secrets one by one too). Pods are listed from the API server by Node (no cache), and
-// evicted through the eviction subresource. Events go through the
-// events.k8s.io API; leader election records its own through the core API.
+// evicted through the eviction subresource. Events go through the core API
+// (package coreevents), as Kubermatic's ClusterRole for machine-controller
+// grants events only there.
 // The namespace "leader-election" is a placeholder the chart replaces with
 // the namespace of the Lease; ConfigMaps there are also listed and watched
 // for the one --infra-node-labels-configmap names.
@@ -26,7 +27,6 @@ package controller
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
 // +kubebuilder:rbac:groups="",resources=secrets;configmaps,verbs=get
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=list;watch,namespace=cloud-init-settings
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=leader-election
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=list;watch,namespace=leader-election

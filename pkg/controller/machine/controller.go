@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/coreevents"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -213,7 +215,7 @@ func newReconciler(mgr ctrl.Manager, opts Options) *reconciler {
 		client:       mgr.GetClient(),
 		provider:     opts.Provider,
 		log:          opts.Log.Named(ControllerName),
-		recorder:     mgr.GetEventRecorder(ControllerName),
+		recorder:     coreevents.For(mgr, ControllerName),
 		pods:         mgr.GetAPIReader(),
 		drainTimeout: opts.DrainTimeout,
 		joinTimeout:  opts.JoinTimeout,

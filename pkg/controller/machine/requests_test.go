@@ -45,7 +45,7 @@ func TestMachineUserRequests(t *testing.T) {
 	if err := env.Client.Create(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	created := envtest.Request{Verb: "POST", Resource: "events.k8s.io/v1/events"}
+	created := envtest.Request{Verb: "POST", Resource: "v1/events"}
 	waitFor(t, "the linked Machine and its Created event", func() bool {
 		got := &clusterv1alpha1.Machine{}
 		if err := env.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(m), got); err != nil {

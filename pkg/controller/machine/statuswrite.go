@@ -24,6 +24,10 @@ import (
 //     The status is then sent as a patch of the Machine. If that keeps the
 //     status, the subresource is not served, and later statuses go the
 //     same way; a Machine that is gone is not found again.
+//   - Kubermatic's ClusterRole for machine-controller grants no
+//     machines/status (its CRD has no such subresource), so there the API
+//     server refuses a status write as forbidden. That too sends the
+//     status as a patch of the Machine, which the role grants.
 //   - A patch of the Machine whose answer lacks the status it carried was
 //     stripped of it, which the API server does once the CRD serves the
 //     subresource again: the status is sent to the subresource, and so
@@ -48,9 +52,10 @@ func (w *statusWrites) patch(ctx context.Context, log *zap.SugaredLogger, c ctrl
 		}
 		machine.Status = *want
 	}
-	notFound := c.Status().Patch(ctx, machine, ctrlruntimeclient.MergeFrom(base))
-	if !apierrors.IsNotFound(notFound) {
-		return notFound
+	refused := c.Status().Patch(ctx, machine, ctrlruntimeclient.MergeFrom(base))
+	forbidden := apierrors.IsForbidden(refused)
+	if !apierrors.IsNotFound(refused) && !forbidden {
+		return refused
 	}
 	kept, err := patchWithMachine(ctx, c, machine, base, want)
 	if err != nil {
@@ -58,11 +63,16 @@ func (w *statusWrites) patch(ctx context.Context, log *zap.SugaredLogger, c ctrl
 	}
 	if !kept {
 		// The status subresource is served after all: this Machine was
-		// gone a moment ago and is another one now.
-		return notFound
+		// gone a moment ago and is another one now, or the controller
+		// may not write it (then the error says so).
+		return refused
 	}
 	if w.onMachine.CompareAndSwap(false, true) {
-		log.Info("The Machine CRD serves no status subresource (as Kubermatic's own CRD): writing Machine statuses with the Machine")
+		if forbidden {
+			log.Info("Writing Machine statuses with the Machine: the user cluster grants no machines/status (as Kubermatic's ClusterRole for machine-controller) and the Machine CRD serves no status subresource")
+		} else {
+			log.Info("The Machine CRD serves no status subresource (as Kubermatic's own CRD): writing Machine statuses with the Machine")
+		}
 	}
 	return nil
 }

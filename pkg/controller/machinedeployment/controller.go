@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/coreevents"
+
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
@@ -73,7 +75,7 @@ type reconciler struct {
 
 // Add registers the MachineDeployment controller with mgr.
 func Add(mgr ctrl.Manager, opts Options) error {
-	r := newReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName))
+	r := newReconciler(mgr.GetClient(), coreevents.For(mgr, ControllerName))
 	r.templateRevision, r.capacity, r.window = opts.TemplateRevision, opts.Capacity, coalesce.New(opts.StatusWindow)
 	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &clusterv1alpha1.MachineDeployment{}, handler.OnlyControllerOwner())
 	b := ctrl.NewControllerManagedBy(mgr).

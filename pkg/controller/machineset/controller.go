@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/coreevents"
+
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/coalesce"
@@ -50,7 +52,7 @@ type reconciler struct {
 
 // Add registers the MachineSet controller with mgr.
 func Add(mgr ctrl.Manager, opts Options) error {
-	r := newReconciler(mgr.GetClient(), mgr.GetEventRecorder(ControllerName), opts.StatusWindow)
+	r := newReconciler(mgr.GetClient(), coreevents.For(mgr, ControllerName), opts.StatusWindow)
 	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &clusterv1alpha1.MachineSet{}, handler.OnlyControllerOwner())
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).

@@ -69,7 +69,7 @@ func TestWebhookMaxInFlightRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cmd.Flags().Lookup("max-in-flight").DefValue; got != "16" {
-		t.Errorf("--max-in-flight default %s, want 16", got)
+	if got := cmd.Flags().Lookup("max-in-flight").DefValue; got != "8" {
+		t.Errorf("--max-in-flight default %s, want 8", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"gomodules.xyz/jsonpatch/v2"
@@ -204,18 +205,24 @@ func specPatch(req admission.Request, obj runtime.Object, specPath string, spec 
 
 // rawAt returns the JSON value at keys (object keys, outermost first) of
 // the JSON object raw; false when one is missing or not in an object.
+// Only the value found is copied: the objects on the way are decoded into
+// structs of one field, which skip everything else.
 func rawAt(raw []byte, keys []string) (json.RawMessage, bool) {
-	value := json.RawMessage(raw)
-	for _, key := range keys {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(value, &obj); err != nil {
-			return nil, false
-		}
-		if value = obj[key]; value == nil {
-			return nil, false
-		}
+	var value json.RawMessage
+	target := reflect.New(reflect.TypeFor[json.RawMessage]())
+	for i := len(keys) - 1; i >= 0; i-- {
+		field := reflect.StructField{Name: "F", Type: target.Type().Elem(), Tag: reflect.StructTag(`json:"` + keys[i] + `"`)}
+		target = reflect.New(reflect.StructOf([]reflect.StructField{field}))
 	}
-	return value, true
+	if err := json.Unmarshal(raw, target.Interface()); err != nil {
+		return nil, false
+	}
+	v := target.Elem()
+	for range keys {
+		v = v.Field(0)
+	}
+	value = v.Interface().(json.RawMessage)
+	return value, value != nil
 }
 
 // patch returns the JSON patch from the request's object to obj.

@@ -314,6 +314,26 @@ func TestUnchangedSpecsSkipTheProvider(t *testing.T) {
 	}
 }
 
+// TestRawAt: the value below keys, or false when a key is missing or a
+// value on the way is no object.
+func TestRawAt(t *testing.T) {
+	raw := []byte(`{"metadata":{"x":1},"spec":{"replicas":1,"template":{"metadata":{},"spec":{"a":[1]}}}}`)
+	for _, tc := range []struct {
+		keys []string
+		want string
+	}{
+		{keys: []string{"spec", "template", "spec"}, want: `{"a":[1]}`},
+		{keys: []string{"spec", "replicas"}, want: `1`},
+		{keys: []string{"spec", "missing"}},
+		{keys: []string{"spec", "replicas", "spec"}},
+	} {
+		got, found := rawAt(raw, tc.keys)
+		if string(got) != tc.want || found != (tc.want != "") {
+			t.Errorf("rawAt(%v) = %s, %v; want %q", tc.keys, got, found, tc.want)
+		}
+	}
+}
+
 // TestValidateKubelet: versions.kubelet is required and semantic.
 func TestValidateKubelet(t *testing.T) {
 	for version, want := range map[string]string{

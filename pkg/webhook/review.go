@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionv1beta1 "k8s.io/api/admission/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,17 +55,25 @@ type reviewServer struct {
 
 // ServeHTTP implements http.Handler.
 func (s *reviewServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// The body stays unread until a slot is free, so a waiting review
-	// holds no more memory than the connection's buffers.
-	if !s.limiter.acquire(r.Context()) {
-		throttled.Inc()
-		uid := scanUID(io.LimitReader(r.Body, uidScanBytes))
-		writeReview(w, nil, refusal(uid, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests,
-			"too many concurrent admissions, retry"))
+	ctx, cancel := context.WithTimeout(r.Context(), s.limiter.wait)
+	defer cancel()
+	// Bodies are read as soon as the byte budget holds them: over HTTP/2
+	// an unread body holds the connection's flow-control window, and
+	// reviews waiting unread would keep the running ones from reading
+	// theirs.
+	reserved, ok := s.limiter.reserve(ctx, r.ContentLength)
+	if !ok {
+		s.throttle(w, scanUID(io.LimitReader(r.Body, uidScanBytes)))
+		return
+	}
+	defer s.limiter.unreserve(reserved)
+	body, err := readBody(r)
+	if !s.limiter.acquire(ctx) {
+		s.throttle(w, scanUID(bytes.NewReader(body)))
 		return
 	}
 	defer s.limiter.release()
-	req, resp := decodeReview(r)
+	req, resp := decodeReview(r, body, err)
 	if resp != nil {
 		writeReview(w, nil, *resp)
 		return
@@ -72,10 +82,16 @@ func (s *reviewServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeReview(w, req, answer.AdmissionResponse)
 }
 
-// decodeReview reads and decodes the review of r, or returns the refusal
-// of one that is too large, not JSON, not decodable or without a uid.
-func decodeReview(r *http.Request) (*admissionv1.AdmissionReview, *admissionv1.AdmissionResponse) {
-	body, err := readBody(r)
+// throttle answers a review that found no room within the wait.
+func (s *reviewServer) throttle(w http.ResponseWriter, uid types.UID) {
+	throttled.Inc()
+	writeReview(w, nil, refusal(uid, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests, "too many concurrent admissions, retry"))
+}
+
+// decodeReview decodes the review of r (body and the error of reading it),
+// or returns the refusal of one that is too large, not JSON, not
+// decodable or without a uid.
+func decodeReview(r *http.Request, body []byte, err error) (*admissionv1.AdmissionReview, *admissionv1.AdmissionResponse) {
 	switch {
 	case errors.Is(err, errTooLarge):
 		return nil, ptrTo(refusal(scanUID(bytes.NewReader(body)), http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
@@ -240,32 +256,57 @@ func skipValue(dec *json.Decoder) bool {
 
 func ptrTo[T any](v T) *T { return &v }
 
-// limiter admits at most a fixed number of admissions at once; one that
-// cannot start within wait is turned away.
+// limiter admits at most a fixed number of admissions at once, and holds
+// the bodies of reviews read and not yet answered within a byte budget; a
+// review that finds no room for its body or no slot within wait is turned
+// away.
 type limiter struct {
 	slots chan struct{}
+	bytes *semaphore.Weighted
 	wait  time.Duration
 }
 
+// MaxBufferedBytes bounds the review bodies held at once, running and
+// waiting: 6 reviews of MaxReviewBytes, or 780 of 32 KiB.
+const MaxBufferedBytes = 24 << 20
+
 func newLimiter(inFlight int, wait time.Duration) *limiter {
-	return &limiter{slots: make(chan struct{}, inFlight), wait: wait}
+	return &limiter{slots: make(chan struct{}, inFlight), bytes: semaphore.NewWeighted(MaxBufferedBytes), wait: wait}
 }
 
-// acquire takes a slot, waiting at most l.wait; false when none was free
-// in time or ctx ended.
+// reserve takes room for a body of contentLength bytes (-1: unknown, then
+// MaxReviewBytes) until ctx ends; a body over MaxReviewBytes needs none,
+// since only its first uidScanBytes are read. It returns what to give
+// back to unreserve.
+func (l *limiter) reserve(ctx context.Context, contentLength int64) (int64, bool) {
+	n := contentLength
+	switch {
+	case n > MaxReviewBytes:
+		return 0, true
+	case n < 0:
+		n = MaxReviewBytes
+	}
+	n++ // readBody reads one byte more to tell a body over the limit
+	return n, l.bytes.TryAcquire(n) || l.bytes.Acquire(ctx, n) == nil
+}
+
+func (l *limiter) unreserve(n int64) {
+	if n > 0 {
+		l.bytes.Release(n)
+	}
+}
+
+// acquire takes a slot, free now or until ctx ends; false when none was
+// free in time.
 func (l *limiter) acquire(ctx context.Context) bool {
 	select {
 	case l.slots <- struct{}{}:
 		return true
 	default:
 	}
-	timer := time.NewTimer(l.wait)
-	defer timer.Stop()
 	select {
 	case l.slots <- struct{}{}:
 		return true
-	case <-timer.C:
-		return false
 	case <-ctx.Done():
 		return false
 	}

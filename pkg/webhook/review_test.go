@@ -75,8 +75,8 @@ func TestReviewAnswered(t *testing.T) {
 }
 
 // TestReviewThrottled: with every slot taken for longer than the wait, a
-// review is answered at once with 429 and its uid, without its body being
-// decoded, and counted.
+// review is answered after the wait with 429 and its uid, without its body
+// being decoded, and counted; the same with the byte budget taken.
 func TestReviewThrottled(t *testing.T) {
 	slots := newLimiter(1, 20*time.Millisecond)
 	if !slots.acquire(t.Context()) {
@@ -96,6 +96,15 @@ func TestReviewThrottled(t *testing.T) {
 	if review := serve(t, slots, bytes.NewReader(reviewBody(t, "u-2", "")), -1); !review.Response.Allowed {
 		t.Errorf("after the slot was released: %+v, want allowed", review.Response.Result)
 	}
+	// With the bodies of other reviews filling the byte budget, a review
+	// is turned away before its body is read.
+	if !slots.bytes.TryAcquire(MaxBufferedBytes) {
+		t.Fatal("the byte budget is not free")
+	}
+	body := reviewBody(t, "u-bytes", "")
+	review = serve(t, slots, bytes.NewReader(body), int64(len(body)))
+	wantRefusal(t, review, "u-bytes", http.StatusTooManyRequests, "too many concurrent admissions, retry")
+	slots.bytes.Release(MaxBufferedBytes)
 }
 
 func throttledCount(t *testing.T) float64 {

@@ -118,7 +118,7 @@ type Options struct {
 // Options.MaxInFlight. The default keeps the worst case within the
 // chart's memory limit (docs/machine-controller.md, "Bounded admission").
 const (
-	DefaultMaxInFlight = 16
+	DefaultMaxInFlight = 8
 	MaxMaxInFlight     = 1024
 )
 

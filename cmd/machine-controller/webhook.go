@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"time"
@@ -19,6 +20,7 @@ type webhookFlags struct {
 	certFile, keyFile                  string
 	namespace, secretName, serviceName string
 	mutatingConfig, validatingConfig   string
+	maxInFlight                        int
 }
 
 func newWebhookCmd(errOut io.Writer) *cobra.Command {
@@ -54,12 +56,17 @@ into the webhook configurations. Every replica serves; there is no leader electi
 	fl.StringVar(&f.secretName, "certificate-secret", "machine-controller-webhook-tls", "Secret of the self-managed certificate (without --tls-cert-file)")
 	fl.StringVar(&f.serviceName, "service-name", "machine-controller-webhook", "Service the self-managed certificate is issued for")
 	fl.StringVar(&f.mutatingConfig, "mutating-webhook-configuration", "machine-controller-webhook", "MutatingWebhookConfiguration the self-managed CA is injected into (\"\": none)")
+	fl.IntVar(&f.maxInFlight, "max-in-flight", webhook.DefaultMaxInFlight,
+		fmt.Sprintf("admissions served at once (1 to %d); a review that finds none free within %s is answered with 429", webhook.MaxMaxInFlight, webhook.AdmissionWait))
 	fl.StringVar(&f.validatingConfig, "validating-webhook-configuration", "machine-controller-webhook", "ValidatingWebhookConfiguration the self-managed CA is injected into (\"\": none)")
 	return cmd
 }
 
 // options turns the flags into webhook.Options.
 func (f *webhookFlags) options(errOut io.Writer) (webhook.Options, error) {
+	if err := webhook.CheckMaxInFlight(f.maxInFlight); err != nil {
+		return webhook.Options{}, fmt.Errorf("--max-in-flight: %w", err)
+	}
 	cfg, infraKubeconfig, err := f.clusters()
 	if err != nil {
 		return webhook.Options{}, err
@@ -70,6 +77,7 @@ func (f *webhookFlags) options(errOut io.Writer) (webhook.Options, error) {
 		InfraNamespace:  f.infraNamespace,
 		Name:            f.name,
 		InfraBudget:     f.infraBudget,
+		MaxInFlight:     f.maxInFlight,
 		Host:            f.host,
 		Port:            f.port,
 		CertFile:        f.certFile,

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
+
+	"gomodules.xyz/jsonpatch/v2"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machine"
 
@@ -121,21 +124,39 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 	if skip != nil {
 		return *skip
 	}
+	bypassRemoved := false
 	if machineObj, isMachine := obj.(*clusterv1alpha1.Machine); isMachine && req.Operation == admissionv1.Update {
+		_, hadBypass := machineObj.Annotations[AnnotationBypassSpecImmutability]
 		if msgs := machineUpdate(old.(*clusterv1alpha1.Machine), machineObj); len(msgs) > 0 {
 			return refuse(req, msgs)
 		}
+		_, hasBypass := machineObj.Annotations[AnnotationBypassSpecImmutability]
+		bypassRemoved = hadBypass && !hasBypass
 	}
-	spec, _ := machineSpec(obj)
+	spec, specPath := machineSpec(obj)
 	oldSpec, _ := machineSpec(old)
 	_, isMachine := obj.(*clusterv1alpha1.Machine)
 	// Defaults are filled when a spec is created or changed, so an owner
-	// whose template did not change keeps its template hash.
+	// whose template did not change keeps its template hash. Any other
+	// update (the controllers' finalizers, status and annotations) is
+	// admitted here without the provider and without a patch.
+	defaulted := false
 	if req.Operation == admissionv1.Create || (!isMachine && !equality.Semantic.DeepEqual(spec, oldSpec)) {
+		before := spec.DeepCopy()
 		*spec = m.checker.defaults(ctx, *spec)
+		defaulted = !equality.Semantic.DeepEqual(before, spec)
 	}
-	return patch(req, obj)
+	switch {
+	case defaulted:
+		return specPatch(req, obj, specPath, *spec, bypassRemoved)
+	case bypassRemoved:
+		return admission.Patched("", removeBypass)
+	}
+	return admission.Allowed("")
 }
+
+// removeBypass removes the bypass annotation of a Machine.
+var removeBypass = jsonpatch.NewOperation("remove", "/metadata/annotations/"+strings.ReplaceAll(AnnotationBypassSpecImmutability, "/", "~1"), nil)
 
 // machineUpdate applies the rules of a Machine update: spec.providerID
 // never changes once set; the rest of spec changes only with the bypass
@@ -155,6 +176,53 @@ func machineUpdate(old, updated *clusterv1alpha1.Machine) []string {
 			AnnotationBypassSpecImmutability)}
 	}
 	return nil
+}
+
+// specPatch returns the JSON patch from the request's MachineSpec (at
+// specPath) to spec, with the removal of the bypass annotation when
+// bypassRemoved. Only the spec is compared, so the patch costs what the
+// spec's size does, however large the rest of the object is.
+func specPatch(req admission.Request, obj runtime.Object, specPath string, spec clusterv1alpha1.MachineSpec, bypassRemoved bool) admission.Response {
+	keys := strings.Split(specPath, ".")
+	original, found := rawAt(req.Object.Raw, keys)
+	if !found {
+		return patch(req, obj)
+	}
+	current, err := json.Marshal(spec)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("failed to encode the %s: %w", req.Kind.Kind, err))
+	}
+	resp := admission.PatchResponseFromRaw(original, current)
+	pointer := "/" + strings.Join(keys, "/")
+	for i := range resp.Patches {
+		resp.Patches[i].Path = pointer + resp.Patches[i].Path
+	}
+	if bypassRemoved && resp.Allowed {
+		resp.Patches = append(resp.Patches, removeBypass)
+	}
+	return resp
+}
+
+// rawAt returns the JSON value at keys (object keys, outermost first) of
+// the JSON object raw; false when one is missing or not in an object.
+// Only the value found is copied: the objects on the way are decoded into
+// structs of one field, which skip everything else.
+func rawAt(raw []byte, keys []string) (json.RawMessage, bool) {
+	var value json.RawMessage
+	target := reflect.New(reflect.TypeFor[json.RawMessage]())
+	for i := len(keys) - 1; i >= 0; i-- {
+		field := reflect.StructField{Name: "F", Type: target.Type().Elem(), Tag: reflect.StructTag(`json:"` + keys[i] + `"`)}
+		target = reflect.New(reflect.StructOf([]reflect.StructField{field}))
+	}
+	if err := json.Unmarshal(raw, target.Interface()); err != nil {
+		return nil, false
+	}
+	v := target.Elem()
+	for range keys {
+		v = v.Field(0)
+	}
+	value = v.Interface().(json.RawMessage)
+	return value, value != nil
 }
 
 // patch returns the JSON patch from the request's object to obj.

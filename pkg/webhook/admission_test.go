@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
@@ -27,12 +30,17 @@ import (
 )
 
 // fakeProvider answers after delay with err; AddDefaults sets a label.
+// calls, when set, counts the calls of both methods.
 type fakeProvider struct {
 	delay time.Duration
 	err   error
+	calls *atomic.Int32
 }
 
 func (f fakeProvider) wait(ctx context.Context) error {
+	if f.calls != nil {
+		f.calls.Add(1)
+	}
 	select {
 	case <-time.After(f.delay):
 		return f.err
@@ -64,6 +72,12 @@ const legacySpec = `{"cloudProvider":"kubevirt","cloudProviderSpec":{"clusterNam
 // testKubeconfig is a base64 kubeconfig of a server nobody asks (the fake
 // provider answers).
 const testKubeconfig = "YXBpVmVyc2lvbjogdjEKa2luZDogQ29uZmlnCmNsdXN0ZXJzOiBbe25hbWU6IGMsIGNsdXN0ZXI6IHtzZXJ2ZXI6ICJodHRwczovLzEyNy4wLjAuMTo2NDQzIn19XQpjb250ZXh0czogW3tuYW1lOiBjLCBjb250ZXh0OiB7Y2x1c3RlcjogYywgdXNlcjogdX19XQpjdXJyZW50LWNvbnRleHQ6IGMKdXNlcnM6IFt7bmFtZTogdSwgdXNlcjoge3Rva2VuOiB0fX1dCg=="
+
+// specWithDisks is validSpec with n secondary disks.
+func specWithDisks(n int) string {
+	disks := strings.TrimSuffix(strings.Repeat(`{"size":"1Gi","storageClassName":"standard"},`, n), ",")
+	return strings.Replace(validSpec, `"primaryDisk":`, `"secondaryDisks":[`+disks+`],"primaryDisk":`, 1)
+}
 
 func deployment(spec string, edit func(*clusterv1alpha1.MachineDeployment)) *clusterv1alpha1.MachineDeployment {
 	labels := map[string]string{"pool": "a"}
@@ -151,6 +165,16 @@ func TestValidate(t *testing.T) {
 			md.Spec.Template.Spec.Versions.Kubelet = ""
 			md.Annotations = map[string]string{"a": "b"}
 		}), old: deployment(validSpec, func(md *clusterv1alpha1.MachineDeployment) { md.Spec.Template.Spec.Versions.Kubelet = "" })},
+		{name: "too many secondary disks", md: deployment(specWithDisks(1000), nil),
+			wantRefusal: "spec.template.spec.providerSpec.value.cloudProviderSpec.virtualMachine.template.secondaryDisks: Too many: 1000: must have at most 64 items"},
+		// The red team's 10,000 disks are refused for their size, undecoded.
+		{name: "red team's disks", md: deployment(specWithDisks(10000), nil),
+			wantRefusal: "spec.template.spec.providerSpec.value: Too long: may not be more than 262144 bytes (it has 450284)"},
+		{name: "providerSpec too long", md: deployment(`{"x":"`+strings.Repeat("x", config.MaxValueBytes)+`"}`, nil),
+			wantRefusal: "spec.template.spec.providerSpec.value: Too long: may not be more than 262144 bytes"},
+		{name: "VM patch too long", md: deployment(validSpec, func(md *clusterv1alpha1.MachineDeployment) {
+			md.Spec.Template.Annotations = map[string]string{vm.AnnotationVMPatch: strings.Repeat("[", vm.MaxPatchBytes+1)}
+		}), wantRefusal: "spec.template.metadata.annotations[kkp-kubevirt.io/vm-patch]: Too long: may not be more than 65536 bytes"},
 		{name: "other controller", md: deployment("{}", func(md *clusterv1alpha1.MachineDeployment) {
 			md.Labels = map[string]string{"machine.k8s.io/controller": "other"}
 		})},
@@ -189,6 +213,13 @@ func TestValidate(t *testing.T) {
 // of a reason as a scrape would.
 func uncheckedCount(t *testing.T, reason string) float64 {
 	t.Helper()
+	return counted(t, "machine_controller_webhook_infra_unchecked_total", reason)
+}
+
+// counted reads the counter name of the webhook's metrics as a scrape
+// would, the one with label value label ("" for a counter without labels).
+func counted(t *testing.T, name, label string) float64 {
+	t.Helper()
 	reg := prometheus.NewRegistry()
 	if err := registerMetrics(reg); err != nil {
 		t.Fatal(err)
@@ -198,8 +229,11 @@ func uncheckedCount(t *testing.T, reason string) float64 {
 		t.Fatal(err)
 	}
 	for _, family := range families {
+		if family.GetName() != name {
+			continue
+		}
 		for _, m := range family.GetMetric() {
-			if len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == reason {
+			if labels := m.GetLabel(); (label == "" && len(labels) == 0) || (len(labels) == 1 && labels[0].GetValue() == label) {
 				return m.GetCounter().GetValue()
 			}
 		}
@@ -238,6 +272,68 @@ func TestMutateOwnerDefaultsOnlyChangedTemplates(t *testing.T) {
 	}
 }
 
+// TestUnchangedSpecsSkipTheProvider: an update that leaves the spec alone
+// (the controllers' finalizers, annotations) is admitted by both webhooks
+// without asking the provider and without a patch; a Machine's bypass
+// annotation is removed by a patch of that one annotation; the defaults
+// of a create are patched below the template's spec only.
+func TestUnchangedSpecsSkipTheProvider(t *testing.T) {
+	var calls atomic.Int32
+	m, v := handlers(t, fakeProvider{calls: &calls})
+	old := deployment(validSpec, nil)
+	updated := deployment(validSpec, func(md *clusterv1alpha1.MachineDeployment) { md.Finalizers = []string{"example.com/f"} })
+	for _, h := range []admission.Handler{m, v} {
+		resp := h.Handle(t.Context(), request(t, admissionv1.Update, updated, old))
+		if !resp.Allowed || len(resp.Patches) > 0 {
+			t.Errorf("%T: allowed %v, patches %v; want allowed without a patch", h, resp.Allowed, resp.Patches)
+		}
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("the provider was asked %d times, want never", n)
+	}
+
+	oldMachine := &clusterv1alpha1.Machine{TypeMeta: metav1.TypeMeta{APIVersion: "cluster.k8s.io/v1alpha1", Kind: "Machine"},
+		Spec: old.Spec.Template.Spec}
+	bypassed := oldMachine.DeepCopy()
+	bypassed.Annotations = map[string]string{AnnotationBypassSpecImmutability: "true"}
+	bypassed.Spec.Versions.Kubelet = "1.34.0"
+	resp := m.Handle(t.Context(), request(t, admissionv1.Update, bypassed, oldMachine))
+	if want := "/metadata/annotations/kubermatic.io~1bypass-no-spec-mutation-requirement"; !resp.Allowed || len(resp.Patches) != 1 ||
+		resp.Patches[0].Operation != "remove" || resp.Patches[0].Path != want {
+		t.Errorf("bypass: allowed %v, patches %v; want one removal of %s", resp.Allowed, resp.Patches, want)
+	}
+
+	resp = m.Handle(t.Context(), request(t, admissionv1.Create, deployment(validSpec, nil), nil))
+	if !resp.Allowed || len(resp.Patches) == 0 {
+		t.Fatalf("create: allowed %v, patches %v; want the defaults patched", resp.Allowed, resp.Patches)
+	}
+	for _, p := range resp.Patches {
+		if !strings.HasPrefix(p.Path, "/spec/template/spec/") {
+			t.Errorf("create: patch %s %s outside the template's spec", p.Operation, p.Path)
+		}
+	}
+}
+
+// TestRawAt: the value below keys, or false when a key is missing or a
+// value on the way is no object.
+func TestRawAt(t *testing.T) {
+	raw := []byte(`{"metadata":{"x":1},"spec":{"replicas":1,"template":{"metadata":{},"spec":{"a":[1]}}}}`)
+	for _, tc := range []struct {
+		keys []string
+		want string
+	}{
+		{keys: []string{"spec", "template", "spec"}, want: `{"a":[1]}`},
+		{keys: []string{"spec", "replicas"}, want: `1`},
+		{keys: []string{"spec", "missing"}},
+		{keys: []string{"spec", "replicas", "spec"}},
+	} {
+		got, found := rawAt(raw, tc.keys)
+		if string(got) != tc.want || found != (tc.want != "") {
+			t.Errorf("rawAt(%v) = %s, %v; want %q", tc.keys, got, found, tc.want)
+		}
+	}
+}
+
 // TestValidateKubelet: versions.kubelet is required and semantic.
 func TestValidateKubelet(t *testing.T) {
 	for version, want := range map[string]string{
@@ -251,8 +347,9 @@ func TestValidateKubelet(t *testing.T) {
 	}
 }
 
-// FuzzAdmissionReview: no AdmissionReview body makes either webhook panic,
-// and every answer is an AdmissionReview.
+// FuzzAdmissionReview: no AdmissionReview body makes either webhook (as
+// served, with its body limit and slots) panic, and every answer is an
+// AdmissionReview.
 func FuzzAdmissionReview(f *testing.F) {
 	for _, spec := range []string{validSpec, legacySpec, "{}", `{"cloudProvider":1}`} {
 		md, err := json.Marshal(deployment(spec, nil))
@@ -269,7 +366,8 @@ func FuzzAdmissionReview(f *testing.F) {
 	f.Add([]byte(`{"request":null}`))
 	f.Add([]byte(`not json`))
 	m, v := handlers(f, fakeProvider{})
-	servers := []http.Handler{&admission.Webhook{Handler: m}, &admission.Webhook{Handler: v}}
+	slots := newLimiter(1, time.Second)
+	servers := []http.Handler{&reviewServer{hook: &admission.Webhook{Handler: m}, limiter: slots}, &reviewServer{hook: &admission.Webhook{Handler: v}, limiter: slots}}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, s := range servers {
 			rec := httptest.NewRecorder()

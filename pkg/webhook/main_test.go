@@ -33,6 +33,11 @@ type testEnv struct {
 	// infraKubeconfig reaches the same API server: it plays the infra
 	// cluster too (KubeVirt's and CDI's CRDs are installed).
 	infraKubeconfig []byte
+	// kubeconfigPath is a file holding infraKubeconfig, an admin
+	// kubeconfig of the API server.
+	kubeconfigPath string
+	// serving is the certificate the webhooks are served with.
+	serving kkpenvtest.WebhookServing
 }
 
 func TestMain(m *testing.M) { kkpenvtest.Main(m, cluster) }
@@ -75,7 +80,7 @@ func startWebhook(te *kkpenvtest.Env) error {
 	if err := serving.WaitServing(ctx); err != nil {
 		return err
 	}
-	env = &testEnv{config: te.Config, client: te.Client, infraKubeconfig: te.KubeconfigBytes}
+	env = &testEnv{config: te.Config, client: te.Client, infraKubeconfig: te.KubeconfigBytes, kubeconfigPath: te.KubeconfigPath, serving: serving}
 	return nil
 }
 

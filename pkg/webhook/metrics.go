@@ -16,14 +16,23 @@ var infraUnchecked = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Admission requests decided on the providerSpec's syntax alone because the infra cluster did not answer in time or failed.",
 }, []string{"reason"})
 
+// throttled counts reviews turned away because MaxInFlight admissions
+// were running for longer than the admission wait.
+var throttled = prometheus.NewCounter(prometheus.CounterOpts{
+	Name: "machine_controller_webhook_admissions_throttled_total",
+	Help: "AdmissionReviews answered with 429 (too many concurrent admissions) without being decoded.",
+})
+
 // registerMetrics registers the webhook's metrics; registering twice (two
 // servers in one process) is no error.
 func registerMetrics(r prometheus.Registerer) error {
-	err := r.Register(infraUnchecked)
-	if are := (prometheus.AlreadyRegisteredError{}); errors.As(err, &are) {
-		return nil
+	for _, c := range []prometheus.Collector{infraUnchecked, throttled} {
+		err := r.Register(c)
+		if are := (prometheus.AlreadyRegisteredError{}); err != nil && !errors.As(err, &are) {
+			return err
+		}
 	}
-	return err
+	return nil
 }
 
 // uncheckedReason names why err left the infra facts unchecked.

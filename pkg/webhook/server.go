@@ -108,12 +108,37 @@ type Options struct {
 	CertFile, KeyFile string
 	// SelfManaged generates and rotates the serving certificate itself.
 	SelfManaged *SelfManagedTLS
+	// MaxInFlight is how many admissions run at once (DefaultMaxInFlight
+	// when 0, at most MaxMaxInFlight); a review that finds no free slot
+	// within AdmissionWait is answered with 429 at once.
+	MaxInFlight int
 	// MetricsAddress and HealthAddress are bind addresses; "0" disables.
 	MetricsAddress, HealthAddress string
 	// Log is the process logger; zap.NewNop when nil.
 	Log *zap.Logger
 	// Getenv reads the environment; required (os.Getenv in production).
 	Getenv func(string) string
+}
+
+// DefaultMaxInFlight and MaxMaxInFlight are the default and the largest
+// Options.MaxInFlight. The default keeps the worst case within the
+// chart's memory limit (docs/machine-controller.md, "Bounded admission").
+const (
+	DefaultMaxInFlight = 8
+	MaxMaxInFlight     = 1024
+)
+
+// AdmissionWait is how long a review waits for a free slot before it is
+// answered with 429: with the infra budget (2 s) it stays well within the
+// API server's timeout (the chart's 10 s).
+const AdmissionWait = 2 * time.Second
+
+// CheckMaxInFlight refuses a MaxInFlight outside 1 to MaxMaxInFlight.
+func CheckMaxInFlight(n int) error {
+	if n < 1 || n > MaxMaxInFlight {
+		return fmt.Errorf("at most %d admissions in flight: must be between 1 and %d", n, MaxMaxInFlight)
+	}
+	return nil
 }
 
 // Run serves the webhooks until ctx ends. It elects no leader: every
@@ -124,6 +149,10 @@ func (o Options) Run(ctx context.Context) error {
 	}
 	if (o.CertFile == "") != (o.KeyFile == "") || (o.CertFile == "" && o.SelfManaged == nil) {
 		return errors.New("the webhook needs both a certificate and a key file, or a self-managed certificate")
+	}
+	inFlight := cmp.Or(o.MaxInFlight, DefaultMaxInFlight)
+	if err := CheckMaxInFlight(inFlight); err != nil {
+		return err
 	}
 	log := cmp.Or(o.Log, zap.NewNop())
 	ctrl.SetLogger(zapr.NewLogger(log))
@@ -146,9 +175,11 @@ func (o Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Both paths share the slots: each AdmissionReview is one admission.
+	slots := newLimiter(inFlight, AdmissionWait)
 	server := mgr.GetWebhookServer()
-	server.Register(MutatePath, &admission.Webhook{Handler: mutator})
-	server.Register(ValidatePath, &admission.Webhook{Handler: validator})
+	server.Register(MutatePath, &reviewServer{hook: &admission.Webhook{Handler: mutator}, limiter: slots})
+	server.Register(ValidatePath, &reviewServer{hook: &admission.Webhook{Handler: validator}, limiter: slots})
 	log.Info("Starting machine-controller webhook", zap.Int("port", o.Port), zap.Bool("selfManagedCertificate", o.SelfManaged != nil))
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("failed to run the webhook server: %w", err)

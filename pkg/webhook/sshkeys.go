@@ -6,6 +6,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -16,8 +18,11 @@ func validateSSHKeys(providerSpecPath *field.Path, raw []byte) field.ErrorList {
 	var envelope struct {
 		SSHPublicKeys []string `json:"sshPublicKeys"`
 	}
-	if len(raw) == 0 || json.Unmarshal(raw, &envelope) != nil {
-		return nil // the provider's parser reports what does not decode
+	// The provider's parser reports what does not decode and what is over
+	// its limits, before any key would be looked at here.
+	if len(raw) == 0 || len(raw) > config.MaxValueBytes || json.Unmarshal(raw, &envelope) != nil ||
+		len(envelope.SSHPublicKeys) > config.MaxSSHPublicKeys {
+		return nil
 	}
 	var errs field.ErrorList
 	for i, key := range envelope.SSHPublicKeys {

@@ -36,6 +36,9 @@ func checkVMPatch(settings *config.Settings, annotations map[string]string, path
 		return nil
 	}
 	at := path.Key(vm.AnnotationVMPatch)
+	if len(value) > vm.MaxPatchBytes {
+		return field.ErrorList{field.TooLong(at, "", vm.MaxPatchBytes)}
+	}
 	if _, err := vm.ParsePatch(value); err != nil {
 		return field.ErrorList{field.Invalid(at, value, err.Error())}
 	}

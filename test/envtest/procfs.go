@@ -1,6 +1,7 @@
 package envtest
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -125,4 +126,22 @@ func readProcess(pid int) (Process, error) {
 		return Process{}, fmt.Errorf("failed to parse the start time in /proc/%d/stat: %w", pid, err)
 	}
 	return p, nil
+}
+
+// Memory returns a size field of /proc/<pid>/status (VmRSS, VmHWM ...) in
+// bytes.
+func Memory(pid int, name string) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), name+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", name, pid)
 }

@@ -233,19 +233,7 @@ func runProcess(tb testing.TB, cmd *exec.Cmd, metricsAddr, logPath string) *cont
 
 // peakRSS is the process's peak resident set size (VmHWM) in bytes.
 func (p *controllerProcess) peakRSS() (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = f.Close() }()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb * 1024, err
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", p.cmd.Process.Pid)
+	return envtest.Memory(p.cmd.Process.Pid, "VmHWM")
 }
 
 // requestsByHost sums the controller's rest_client_requests_total by API

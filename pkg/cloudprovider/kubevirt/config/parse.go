@@ -29,8 +29,13 @@ type Spec struct {
 // providerconfig.Config envelope, then the KubeVirt cloudProviderSpec. The
 // flat format of KKP <= 2.20 is converted to RawConfig with a warning.
 // Unknown fields and values of the wrong JSON type are reported all at once,
-// each with its field path. Errors are always *InvalidError.
+// each with its field path. A value over MaxValueBytes is refused before it
+// is decoded, a list or map over its Limit before its entries are checked.
+// Errors are always *InvalidError.
 func Parse(value []byte) (*Spec, error) {
+	if tooLong := checkSize(value); tooLong != nil {
+		return nil, invalid(field.ErrorList{tooLong})
+	}
 	doc, errs := parseDocument(value)
 	if doc == nil {
 		return nil, invalid(errs)

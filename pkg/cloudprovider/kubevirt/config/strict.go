@@ -162,6 +162,12 @@ func (c *shapeChecker) object(p *field.Path, v any, t reflect.Type) {
 			c.unknown(p, key, fields)
 			continue
 		}
+		// A list or map over its limit is refused before any entry is
+		// looked at, so that its size costs nothing but its decoding.
+		if l, bounded := limitOf(t, f.name); bounded && entries(obj[key]) > l.Max {
+			c.errs = append(c.errs, field.TooMany(p.Child(f.name), entries(obj[key]), l.Max))
+			continue
+		}
 		c.check(p.Child(f.name), obj[key], f.typ)
 	}
 }

@@ -23,10 +23,17 @@ const AnnotationVMPatch = "kkp-kubevirt.io/vm-patch"
 // maxPatchOperations bounds the operations of one patch.
 const maxPatchOperations = 100
 
+// MaxPatchBytes bounds the annotation, checked before it is decoded: 100
+// operations of a path and a value take a few KB.
+const MaxPatchBytes = 64 << 10
+
 // ParsePatch decodes the patch of AnnotationVMPatch; the decoder refuses
 // operations other than RFC 6902's and operations without a path. What it
 // may touch is checked when it is applied.
 func ParsePatch(value string) (jsonpatch.Patch, error) {
+	if len(value) > MaxPatchBytes {
+		return nil, fmt.Errorf("annotation %s: %d bytes, at most %d allowed", AnnotationVMPatch, len(value), MaxPatchBytes)
+	}
 	patch, err := jsonpatch.DecodePatch([]byte(value))
 	if err != nil {
 		return nil, fmt.Errorf("annotation %s: not an RFC 6902 JSON patch: %w", AnnotationVMPatch, err)

@@ -66,6 +66,10 @@ func TestVMPatch(t *testing.T) {
 		{name: "a field KubeVirt does not have", patch: `[{"op":"add","path":"/spec/template/spec/domain/notAField","value":1}]`, wantErr: "field .spec.template.spec.domain.notAField is not a field"},
 		{name: "a path that is not there", patch: `[{"op":"remove","path":"/spec/nothing"}]`, wantErr: "failed to apply"},
 		{name: "a test that fails", patch: `[{"op":"test","path":"/metadata/name","value":"other"}]`, wantErr: "failed to apply"},
+		{name: "too many operations", patch: "[" + strings.Repeat(`{"op":"add","path":"/metadata/labels/a","value":"b"},`, 100) +
+			`{"op":"add","path":"/metadata/labels/a","value":"b"}]`, wantErr: "101 operations, at most 100 allowed"},
+		// Not even JSON: the size is refused before the patch is decoded.
+		{name: "too long", patch: strings.Repeat("[", MaxPatchBytes+1), wantErr: "65537 bytes, at most 65536 allowed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := testInput()

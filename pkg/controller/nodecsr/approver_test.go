@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machine"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
@@ -243,17 +242,12 @@ func (f *fixture) decisions(t *testing.T) map[string]float64 {
 			continue
 		}
 		for _, m := range fam.GetMetric() {
-			out[label(m, "outcome")+"/"+label(m, "reason")] = m.GetCounter().GetValue()
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			out[labels["outcome"]+"/"+labels["reason"]] = m.GetCounter().GetValue()
 		}
 	}
 	return out
-}
-
-func label(m *dto.Metric, name string) string {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue()
-		}
-	}
-	return ""
 }

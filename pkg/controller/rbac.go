@@ -19,6 +19,11 @@ package controller
 // the namespace of the Lease; ConfigMaps there are also listed and watched
 // for the one --infra-node-labels-configmap names.
 //
+// The node CSR approver (package nodecsr) reads CertificateSigningRequests
+// from the cache and writes their Approved or Denied condition through the
+// approval subresource; the API server also wants the "approve" verb on the
+// signer the request names, granted for kubernetes.io/kubelet-serving alone.
+//
 // +kubebuilder:rbac:groups=cluster.k8s.io,resources=machines;machinesets;machinedeployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=cluster.k8s.io,resources=machines/status;machinesets/status;machinedeployments/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=cluster.k8s.io,resources=machines/finalizers;machinesets/finalizers;machinedeployments/finalizers,verbs=update
@@ -30,3 +35,6 @@ package controller
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=leader-election
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=list;watch,namespace=leader-election
+// +kubebuilder:rbac:groups=certificates.k8s.io,resources=certificatesigningrequests,verbs=get;list;watch
+// +kubebuilder:rbac:groups=certificates.k8s.io,resources=certificatesigningrequests/approval,verbs=update
+// +kubebuilder:rbac:groups=certificates.k8s.io,resources=signers,verbs=approve,resourceNames=kubernetes.io/kubelet-serving

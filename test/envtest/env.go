@@ -42,6 +42,9 @@ type Env struct {
 	KubeconfigBytes []byte
 	// KubeconfigPath is a file holding KubeconfigBytes.
 	KubeconfigPath string
+	// SigningCA is the PEM certificate of the CA kube-controller-manager
+	// signs CertificateSigningRequests with (WithCSRSigning), else nil.
+	SigningCA []byte
 
 	env *crenvtest.Environment
 	kcm *process
@@ -62,6 +65,7 @@ type Option func(*options)
 
 type options struct {
 	controllerManager bool
+	csrSigning        bool
 	kubeVirt          bool
 	virtController    bool
 	cdiController     bool
@@ -184,7 +188,14 @@ func (e *Env) start(ctx context.Context, dir string, o options) error {
 	if o.controllerManager {
 		// Started after the CRDs are installed, so the garbage collector
 		// watches their kinds from its first discovery on.
-		if e.kcm, err = startControllerManager(dir, e.KubeconfigPath, e.workDir); err != nil {
+		var signing *ca
+		if o.csrSigning {
+			if signing, err = newCA("envtest-csr-signer"); err != nil {
+				return err
+			}
+			e.SigningCA = signing.certPEM
+		}
+		if e.kcm, err = startControllerManager(dir, e.KubeconfigPath, e.workDir, signing); err != nil {
 			return err
 		}
 	}

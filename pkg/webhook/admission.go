@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
+
 	"gomodules.xyz/jsonpatch/v2"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machine"
@@ -42,6 +44,8 @@ type admitter struct {
 	// name is the controller name (machine.LabelController) of the objects
 	// this webhook handles; others are admitted unchanged.
 	name string
+	// kubelets, when set, is the constraint kubelet versions must meet.
+	kubelets *semver.Constraints
 }
 
 // owned reports whether an object's labels select this controller.
@@ -259,6 +263,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		out.refuse(validateKubelet(field.NewPath("spec"), o.Spec.Versions.Kubelet))
 	}
 	spec, specPath := machineSpec(obj)
+	out.refuse(kubeletAllowed(specFieldPath(specPath).Child("versions", "kubelet"), spec.Versions.Kubelet, v.kubelets))
 	if spec.ProviderSpec.Value != nil {
 		out.refuse(validateSSHKeys(specFieldPath(specPath).Child("providerSpec"), spec.ProviderSpec.Value.Raw))
 	}

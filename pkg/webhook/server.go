@@ -78,8 +78,9 @@ func NewHandlers(o HandlerOptions) (*Mutator, *Validator, error) {
 	a := admitter{
 		checker: &specChecker{provider: o.Provider, client: o.Client, getenv: o.Getenv,
 			budget: cmp.Or(o.InfraBudget, DefaultInfraBudget), log: cmp.Or(o.Log, zap.NewNop().Sugar())},
-		decoder: admission.NewDecoder(scheme),
-		name:    o.Name,
+		decoder:  admission.NewDecoder(scheme),
+		name:     o.Name,
+		kubelets: o.KubeletVersions,
 	}
 	return &Mutator{admitter: a}, &Validator{admitter: a}, nil
 }
@@ -171,6 +172,7 @@ func (o Options) Run(ctx context.Context) error {
 	mutator, validator, err := NewHandlers(HandlerOptions{
 		Provider: kubevirt.New(kubevirt.Options{Clients: clients, Namespace: o.InfraNamespace, Client: mgr.GetClient(), Getenv: o.getenv()}),
 		Client:   mgr.GetClient(), Name: o.Name, InfraBudget: o.InfraBudget, Getenv: o.getenv(), Log: log.Sugar(),
+		KubeletVersions: o.KubeletVersions,
 	})
 	if err != nil {
 		return err
@@ -180,6 +182,11 @@ func (o Options) Run(ctx context.Context) error {
 	server := mgr.GetWebhookServer()
 	server.Register(MutatePath, &reviewServer{hook: &admission.Webhook{Handler: mutator}, limiter: slots})
 	server.Register(ValidatePath, &reviewServer{hook: &admission.Webhook{Handler: validator}, limiter: slots})
+	// Kubermatic's configuration: one mutating webhook per kind.
+	combined := &admission.Webhook{Handler: &Combined{Mutator: mutator, Validator: validator}}
+	server.Register(MachineDeploymentsPath, &reviewServer{hook: combined, limiter: slots})
+	server.Register(MachinesPath, &reviewServer{hook: combined, limiter: slots})
+	server.Register(HealthPath, http.HandlerFunc(healthy))
 	log.Info("Starting machine-controller webhook", zap.Int("port", o.Port), zap.Bool("selfManagedCertificate", o.SelfManaged != nil))
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("failed to run the webhook server: %w", err)

@@ -124,6 +124,20 @@ func validateKubelet(specPath *field.Path, version string) field.ErrorList {
 	return nil
 }
 
+// kubeletAllowed checks a kubelet version against the operator's
+// constraint (Kubermatic's -kubernetes-version-constraints); a version
+// that does not parse is validateKubelet's to refuse.
+func kubeletAllowed(path *field.Path, version string, constraints *semver.Constraints) field.ErrorList {
+	if constraints == nil {
+		return nil
+	}
+	v, err := semver.StrictNewVersion(trimV(version))
+	if err != nil || constraints.Check(v) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(path, version, fmt.Sprintf("must meet the kubelet version constraint %q of this webhook", constraints.String()))}
+}
+
 // trimV drops a leading "v" ("v1.33.4" is as valid as "1.33.4").
 func trimV(version string) string {
 	if len(version) > 1 && version[0] == 'v' {

@@ -64,6 +64,8 @@ type WebhookServing struct {
 	Host              string
 	Port              int
 	CertFile, KeyFile string
+	// CAData is the PEM of the CA that signed the certificate.
+	CAData []byte
 }
 
 // MachineWebhook returns where to serve the webhooks WithMachineWebhook
@@ -76,6 +78,7 @@ func (e *Env) MachineWebhook() (serving WebhookServing, ok bool) {
 	return WebhookServing{
 		Host: wo.LocalServingHost, Port: wo.LocalServingPort,
 		CertFile: filepath.Join(wo.LocalServingCertDir, "tls.crt"), KeyFile: filepath.Join(wo.LocalServingCertDir, "tls.key"),
+		CAData: wo.LocalServingCAData,
 	}, true
 }
 

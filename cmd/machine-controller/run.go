@@ -30,6 +30,7 @@ type runFlags struct {
 	leaderElect             bool
 	leaderElectionNamespace string
 	pprofAddress            string
+	nodeCSRApprover         bool
 }
 
 func newRunCmd(errOut io.Writer) *cobra.Command {
@@ -65,6 +66,7 @@ namespace's VirtualMachines and VirtualMachineInstances are watched instead of p
 	fl.IntVar(&f.burst, "burst", 100, "request burst to the user cluster")
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader among replicas")
 	fl.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", "kube-system", "namespace of the leader election lease")
+	fl.BoolVar(&f.nodeCSRApprover, "node-csr-approver", false, "approve the kubelet serving certificate requests of the Nodes of this controller's Machines (see docs/machine-controller.md)")
 	fl.StringVar(&f.pprofAddress, "pprof-bind-address", "0", `Go profiles (/debug/pprof/: heap, CPU, goroutines) address ("0" disables); profiles show cached objects, so bind it to localhost`)
 	return cmd
 }
@@ -98,6 +100,7 @@ func (f *runFlags) options(errOut io.Writer) (controller.RunOptions, error) {
 		MetricsAddress:          f.metricsAddress,
 		HealthAddress:           f.healthAddress,
 		PprofAddress:            f.pprofAddress,
+		NodeCSRApprover:         f.nodeCSRApprover,
 		LeaderElection:          f.leaderElect,
 		LeaderElectionNamespace: f.leaderElectionNamespace,
 		Log:                     f.logger(errOut),

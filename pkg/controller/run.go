@@ -19,13 +19,17 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/metrics"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/nodecsr"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/restmapper"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -179,6 +183,13 @@ func (o RunOptions) Run(ctx context.Context) error {
 	if err := Add(mgr, opts); err != nil {
 		return err
 	}
+	if o.NodeCSRApprover {
+		if err := nodecsr.Add(mgr, nodecsr.Options{Name: o.Name, Log: log.Sugar(), Queue: queue.Options{
+			Workers: o.WorkerCount, MaxRetryDelay: o.MaxRetryDelay, SkipNameValidation: o.SkipNameValidation,
+		}}); err != nil {
+			return err
+		}
+	}
 	log.Info("Starting machine-controller", zap.Int("workers", o.WorkerCount), zap.Bool("infraWatch", opts.Infra != nil))
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("failed to run the manager: %w", err)
@@ -203,7 +214,10 @@ func (o RunOptions) newManager() (ctrl.Manager, error) {
 		Client: ctrlruntimeclient.Options{Cache: &ctrlruntimeclient.CacheOptions{
 			DisableFor: []ctrlruntimeclient.Object{&corev1.Secret{}, &corev1.ConfigMap{}},
 		}},
-		Cache:                   cache.Options{NewInformer: outage.NewInformer, DefaultTransform: cachetrim.User},
+		Cache: cache.Options{NewInformer: outage.NewInformer, DefaultTransform: cachetrim.User, ByObject: map[ctrlruntimeclient.Object]cache.ByObject{
+			// Only the requests the node CSR approver decides on.
+			&certificatesv1.CertificateSigningRequest{}: {Field: fields.OneTermEqualSelector("spec.signerName", certificatesv1.KubeletServingSignerName)},
+		}},
 		MapperProvider:          restmapper.New,
 		Metrics:                 metricsserver.Options{BindAddress: cmp.Or(o.MetricsAddress, "0"), ExtraHandlers: o.metricsHandlers()},
 		HealthProbeBindAddress:  cmp.Or(o.HealthAddress, "0"),

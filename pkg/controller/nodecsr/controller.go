@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/coreevents"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -79,7 +81,7 @@ func Add(mgr ctrl.Manager, opts Options) error {
 	if log == nil {
 		log = zap.NewNop().Sugar()
 	}
-	r := &reconciler{client: mgr.GetClient(), recorder: mgr.GetEventRecorder(ControllerName), log: log.Named(ControllerName),
+	r := &reconciler{client: mgr.GetClient(), recorder: coreevents.For(mgr, ControllerName), log: log.Named(ControllerName),
 		name: opts.Name, decisions: decisions, reported: newReported()}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).

@@ -123,7 +123,7 @@ type webhookProcess struct {
 // test's API server.
 func startWebhookProcess(t *testing.T, e *testEnv, bin string) *webhookProcess {
 	t.Helper()
-	address := freeAddress(t)
+	address := kkpenvtest.FreeAddress(t)
 	host, port, _ := net.SplitHostPort(address)
 	logPath := filepath.Join(t.TempDir(), "webhook.log")
 	logFile, err := os.Create(logPath)
@@ -162,16 +162,6 @@ func (p *webhookProcess) stop() {
 // memory returns a field of /proc/<pid>/status in bytes (VmRSS, VmHWM).
 func (p *webhookProcess) memory(name string) (int64, error) {
 	return kkpenvtest.Memory(p.cmd.Process.Pid, name)
-}
-
-func freeAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
 }
 
 // loadClient is an HTTP/2 client like the API server's webhook client,

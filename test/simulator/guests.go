@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -29,6 +30,8 @@ func ProviderID(vmName string) string {
 type guests struct {
 	infra ctrlruntimeclient.Reader
 	user  ctrlruntimeclient.Client
+	// servingCertificates: see Options.ServingCertificates.
+	servingCertificates *rest.Config
 }
 
 func (g *guests) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -62,7 +65,10 @@ func (g *guests) registerNode(ctx context.Context, name, ip string) error {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name}},
 		Spec:       corev1.NodeSpec{ProviderID: ProviderID(name)},
 	}
-	return registerNode(ctx, g.user, node, ip, corev1.NodeStatus{})
+	if err := registerNode(ctx, g.user, node, ip, corev1.NodeStatus{}); err != nil || g.servingCertificates == nil {
+		return err
+	}
+	return requestServingCertificate(ctx, g.servingCertificates, name, ip)
 }
 
 // markNodeNotReady sets the Ready condition of a guest's Node to Unknown, as

@@ -46,6 +46,12 @@ type Options struct {
 	// providerID kubevirt://<vm>, InternalIP the guest's address), removed
 	// once the VM is gone or being deleted.
 	UserClient ctrlruntimeclient.Client
+	// ServingCertificates, when set, is an admin configuration of the user
+	// cluster with which each guest's kubelet, once its Node is
+	// registered, requests a serving certificate as its Node, as kubelets
+	// with serverTLSBootstrap do (CertificateSigningRequest
+	// ServingCSRName(node), signer kubernetes.io/kubelet-serving).
+	ServingCertificates *rest.Config
 	// ImportHTTP makes CDI's simulated importer really download an HTTP
 	// source before it succeeds (a failed download is retried), so an image
 	// server in the test sees every import.
@@ -101,7 +107,7 @@ func Add(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	return newController(mgr, "simulator-guests").
 		For(&kubevirtcorev1.VirtualMachine{}).
 		Owns(&kubevirtcorev1.VirtualMachineInstance{}).
-		Complete(&guests{infra: c, user: opts.UserClient})
+		Complete(&guests{infra: c, user: opts.UserClient, servingCertificates: opts.ServingCertificates})
 }
 
 // newController starts a controller builder; tests run several simulators

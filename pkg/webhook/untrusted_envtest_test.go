@@ -1,6 +1,8 @@
 package webhook_test
 
 import (
+	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -8,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/trap"
 )
@@ -58,4 +62,49 @@ func TestUntrustedKubeconfigRefused(t *testing.T) {
 		}
 	}
 	tr.Check(t)
+}
+
+// TestNoCredentialInAdmission: a MachineDeployment whose infra kubeconfig
+// carries a credential in every field that holds one (token, password,
+// client key, impersonation, the proxy's user information) and names an
+// infra API server that refuses connections is admitted with warnings
+// that quote none of them.
+func TestNoCredentialInAdmission(t *testing.T) {
+	e := needEnv(t)
+	const credential = "S3CRETPASSWORD"
+	key := base64.StdEncoding.EncodeToString([]byte("-----BEGIN EC PRIVATE KEY-----\n" + credential + "\n-----END EC PRIVATE KEY-----\n"))
+	kubeconfig := fmt.Sprintf(`apiVersion: v1
+kind: Config
+current-context: c
+contexts: [{name: c, context: {cluster: c, user: u}}]
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", proxy-url: "http://proxy:%[1]s@127.0.0.1:1", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {username: admin, password: %[1]s, act-as: someone, act-as-user-extra: {k: [%[1]s]}}}]
+`, credential)
+	for name, cfg := range map[string]string{
+		"password":   kubeconfig,
+		"token":      strings.Replace(kubeconfig, "username: admin, password: "+credential, "token: "+credential, 1),
+		"client key": strings.Replace(kubeconfig, "username: admin, password: "+credential, "client-certificate-data: eA==, client-key-data: "+key, 1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var w warnings
+			cfg2 := rest.CopyConfig(e.config)
+			cfg2.WarningHandler = &w
+			c, err := ctrlruntimeclient.New(cfg2, ctrlruntimeclient.Options{Scheme: e.client.Scheme()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := machineDeployment(t, "credentials-"+strings.ReplaceAll(name, " ", "-"))
+			md.Spec.Template.Spec.ProviderSpec.Value = providerSpec(t, func(cps map[string]any) {
+				cps["auth"] = map[string]any{"kubeconfig": map[string]any{"value": base64.StdEncoding.EncodeToString([]byte(cfg))}}
+			})
+			err = c.Create(t.Context(), md, ctrlruntimeclient.DryRunAll)
+			answer := fmt.Sprint(err) + " " + w.joined()
+			t.Logf("answer: %s", answer)
+			for _, leak := range []string{credential, base64.StdEncoding.EncodeToString([]byte(credential))} {
+				if strings.Contains(answer, leak) {
+					t.Errorf("the admission answer quotes a credential: %s", answer)
+				}
+			}
+		})
+	}
 }

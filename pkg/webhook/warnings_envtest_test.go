@@ -23,6 +23,13 @@ func (w *warnings) HandleWarningHeader(_ int, _ string, msg string) {
 	w.msgs = append(w.msgs, msg)
 }
 
+// joined returns the warnings so far, separated by spaces.
+func (w *warnings) joined() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.msgs, " ")
+}
+
 // TestLegacySpecWarns: a MachineDeployment in the flat format of KKP <=
 // 2.20 is stored, and the client gets the conversion as a warning.
 func TestLegacySpecWarns(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	certutil "k8s.io/client-go/util/cert"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,6 +65,9 @@ type kkpRig struct {
 	user, infra *envtest.Env
 	controller  *kkp.Process
 	webhook     *kkp.Process
+	// proxy is the seed's HTTPS_PROXY, through which the infra API server
+	// is reached.
+	proxy *kkp.ConnectProxy
 	started     time.Time
 	dir         string
 }
@@ -75,7 +80,8 @@ type kkpRig struct {
 // A bad MachineDeployment is refused at create; one scales 0 → 3 → 1; the
 // guests' serving certificates are approved and issued and a forged
 // request is not; a drained infra node's VM is evacuated; deletion leaves
-// nothing; the processes write no file.
+// nothing; the processes write no file. The infra API server is reached
+// through the seed's HTTPS_PROXY and trusted through -ca-bundle only.
 func TestKubermaticMode(t *testing.T) {
 	r := startKKPRig(t)
 	c := r.user.Client
@@ -124,6 +130,9 @@ func TestKubermaticMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.waitNothingLeft(t)
+	if r.proxy.Tunnels() == 0 {
+		t.Error("no connection went through the seed's HTTPS_PROXY")
+	}
 	r.controller.Running(t)
 	r.webhook.Running(t)
 	r.checkNothingWritten(t)
@@ -158,14 +167,16 @@ func startKKPRig(t *testing.T) *kkpRig {
 		}
 	}
 	r.startSimulator(t)
+	r.proxy = kkp.StartConnectProxy(t)
 	r.writeFiles(t)
 	controllerBin, webhookBin := kkp.Binaries(t, r.dir)
 	r.started = time.Now()
 	webhookAddr, healthAddr, metricsAddr := envtest.FreeAddress(t), envtest.FreeAddress(t), envtest.FreeAddress(t)
 	env := []string{
-		"KUBEVIRT_KUBECONFIG=" + base64.StdEncoding.EncodeToString(r.infra.KubeconfigBytes),
+		"KUBEVIRT_KUBECONFIG=" + base64.StdEncoding.EncodeToString(infraThroughProxy(t, r.infra.KubeconfigBytes)),
 		"POD_NAMESPACE=" + kkpNamespace,
 		"PROBER_KUBECONFIG=" + filepath.Join(r.dir, "kubeconfig"),
+		"HTTPS_PROXY=" + r.proxy.URL, "NO_PROXY=127.0.0.1",
 	}
 	r.webhook = kkp.Start(t, "webhook", webhookBin, withAddress(kkp.WebhookArgs(r.dir, kkpNamespace), "-listen-address", webhookAddr), env)
 	r.waitHealthy(t, r.webhook, "https://"+webhookAddr+"/healthz")
@@ -236,7 +247,10 @@ func (r *kkpRig) writeFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range map[string][]byte{"kubeconfig": kubeconfig, "ca-bundle.pem": cert, "cert.pem": cert, "key.pem": key} {
+	// The seed's CA bundle: the only trust the processes have for servers
+	// that bring no CA of their own, the infra API server among them.
+	bundle := append(append([]byte(nil), r.infra.Config.CAData...), cert...)
+	for name, data := range map[string][]byte{"kubeconfig": kubeconfig, "ca-bundle.pem": bundle, "cert.pem": cert, "key.pem": key} {
 		if err := os.WriteFile(filepath.Join(r.dir, name), data, 0o644); err != nil { //nolint:gosec // read by the processes' uid
 			t.Fatal(err)
 		}
@@ -443,3 +457,31 @@ func osmBootstrapSecret(md *clusterv1alpha1.MachineDeployment) *corev1.Secret {
 		Data:       map[string][]byte{"cloud-config": []byte("#cloud-config\nhostname: <MACHINE_NAME>\n")},
 	}
 }
+
+// infraThroughProxy returns the infra kubeconfig as a seed's processes
+// reach the infra cluster: through the HTTPS proxy (a server name only the
+// proxy resolves) and trusting it through -ca-bundle alone (no
+// certificate-authority-data).
+func infraThroughProxy(t *testing.T, kubeconfig []byte) []byte {
+	t.Helper()
+	cfg, err := clientcmd.Load(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cluster := range cfg.Clusters {
+		u, err := url.Parse(cluster.Server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cluster.TLSServerName = u.Hostname()
+		u.Host = net.JoinHostPort(kkp.ProxyHost, u.Port())
+		cluster.Server = u.String()
+		cluster.CertificateAuthorityData = nil
+	}
+	out, err := clientcmd.Write(*cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+

@@ -67,9 +67,9 @@ type kkpRig struct {
 	webhook     *kkp.Process
 	// proxy is the seed's HTTPS_PROXY, through which the infra API server
 	// is reached.
-	proxy *kkp.ConnectProxy
-	started     time.Time
-	dir         string
+	proxy   *kkp.ConnectProxy
+	started time.Time
+	dir     string
 }
 
 // TestKubermaticMode runs machine-controller and its webhook exactly as
@@ -484,4 +484,3 @@ func infraThroughProxy(t *testing.T, kubeconfig []byte) []byte {
 	}
 	return out
 }
-

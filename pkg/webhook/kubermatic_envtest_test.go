@@ -151,7 +151,7 @@ func waitForWebhook(t *testing.T, e *testEnv) {
 		if err != nil && strings.Contains(err.Error(), "spec.versions.kubelet") {
 			return nil
 		}
-		return fmt.Errorf("the webhook configurations do not call the webhook yet: %v", err)
+		return fmt.Errorf("the webhook configurations do not call the webhook yet: %w", err)
 	})
 }
 

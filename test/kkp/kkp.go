@@ -10,6 +10,7 @@ import (
 	"context"
 	"embed"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -61,7 +62,7 @@ func ApplyRBAC(ctx context.Context, c ctrlruntimeclient.Client) error {
 	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
 		obj := &unstructured.Unstructured{}
-		if err := decoder.Decode(&obj.Object); err == io.EOF {
+		if err := decoder.Decode(&obj.Object); errors.Is(err, io.EOF) {
 			return nil
 		} else if err != nil {
 			return fmt.Errorf("failed to decode KKP's RBAC: %w", err)

@@ -103,7 +103,7 @@ func (p *Process) Stop(tb testing.TB) {
 		tb.Errorf("%s did not stop within 30 s of SIGTERM", p.name)
 	}
 	var exit *exec.ExitError
-	if p.err != nil && !(errors.As(p.err, &exit) && exit.ExitCode() == 0) {
+	if p.err != nil && (!errors.As(p.err, &exit) || exit.ExitCode() != 0) {
 		tb.Logf("%s ended: %v", p.name, p.err)
 	}
 }

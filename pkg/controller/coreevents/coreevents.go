@@ -22,7 +22,7 @@ type Provider interface {
 // For returns the events.EventRecorder of the controller name that writes
 // core Events.
 func For(p Provider, name string) events.EventRecorder {
-	return recorder{p.GetEventRecorderFor(name)} //nolint:staticcheck // the core API is what Kubermatic's RBAC grants
+	return recorder{p.GetEventRecorderFor(name)}
 }
 
 // recorder adapts a core API recorder to events.EventRecorder. The core

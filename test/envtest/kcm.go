@@ -19,6 +19,8 @@ const kcmStartGrace = time.Second
 // never bind to the volumes a provisioner makes and never go away).
 var kcmControllers = []string{
 	"garbage-collector-controller", "namespace-controller",
+	// PodDisruptionBudgets' status, which evictions are judged by.
+	"disruption-controller",
 	"persistentvolume-binder-controller", "persistentvolumeclaim-protection-controller", "persistentvolume-protection-controller",
 }
 

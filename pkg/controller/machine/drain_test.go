@@ -1,19 +1,13 @@
 package machine
 
 import (
-	"context"
-	"slices"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -27,57 +21,10 @@ func testPod(name, node string, mods ...func(*corev1.Pod)) *corev1.Pod {
 	return p
 }
 
-func terminating(at time.Time) func(*corev1.Pod) {
-	return func(p *corev1.Pod) {
-		p.DeletionTimestamp = &metav1.Time{Time: at}
-		p.Finalizers = []string{"test/keep"}
-	}
-}
-
 func readyNode(name string) *corev1.Node {
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Status:     corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}},
-	}
-}
-
-func TestDrain(t *testing.T) {
-	daemon := func(p *corev1.Pod) {
-		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "ds", UID: "ds", Controller: ptr.To(true)}}
-	}
-	mirror := func(p *corev1.Pod) { p.Annotations = map[string]string{annotationMirrorPod: "x"} }
-	done := func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }
-	pods := []ctrlruntimeclient.Object{
-		testPod("app", "n"), testPod("protected", "n"), testPod("daemon", "n", daemon), testPod("static", "n", mirror),
-		testPod("finished", "n", done), testPod("stopping", "n", terminating(now.Add(time.Minute))),
-		testPod("overdue", "n", terminating(now.Add(-time.Minute))), testPod("elsewhere", "other"),
-	}
-	pdb := interceptor.Funcs{SubResourceCreate: func(ctx context.Context, c ctrlruntimeclient.Client, sub string, obj, subObj ctrlruntimeclient.Object, opts ...ctrlruntimeclient.SubResourceCreateOption) error {
-		if obj.GetName() == "protected" {
-			return apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 10)
-		}
-		return c.SubResource(sub).Create(ctx, obj, subObj, opts...)
-	}}
-	c := newFakeClientWith(t, pdb, pods...)
-	state, err := drain(t.Context(), c, c, readyNode("n"), now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(drainState{pending: 3, blocked: 1}, state, cmp.AllowUnexported(drainState{})); diff != "" {
-		t.Errorf("state (-want +got):\n%s", diff)
-	}
-	list := &corev1.PodList{}
-	if err := c.List(t.Context(), list); err != nil {
-		t.Fatal(err)
-	}
-	var left []string
-	for _, p := range list.Items {
-		left = append(left, p.Name)
-	}
-	slices.Sort(left)
-	want := []string{"daemon", "elsewhere", "finished", "overdue", "protected", "static", "stopping"}
-	if diff := cmp.Diff(want, left); diff != "" {
-		t.Errorf("pods left (-want +got):\n%s", diff)
 	}
 }
 

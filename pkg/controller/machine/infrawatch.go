@@ -3,6 +3,7 @@ package machine
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -49,10 +50,12 @@ type infraWatches struct {
 	pinned *infra.Client
 	// users reads Machines by name from the user cluster's cache.
 	users ctrlruntimeclient.Reader
-	// nodeLabels also watches infra Nodes (Options.InfraNodeLabels).
-	nodeLabels bool
-	gauge      prometheus.Gauge
-	log        *zap.SugaredLogger
+	// kinds are the kinds a pair's watch follows (see watchedKinds).
+	kinds []infraKind
+	// optionalSync is optionalSyncTimeout, shorter in tests.
+	optionalSync time.Duration
+	gauge        prometheus.Gauge
+	log          *zap.SugaredLogger
 
 	mu sync.Mutex
 	// queue is the controller's, nil before the source started and after
@@ -81,7 +84,7 @@ func newInfraWatches(clients *infra.Clients, pinned *infra.Client, users ctrlrun
 	if clients == nil {
 		return nil
 	}
-	return &infraWatches{clients: clients, pinned: pinned, users: users, nodeLabels: nodeLabels, gauge: gauge, log: log,
+	return &infraWatches{clients: clients, pinned: pinned, users: users, kinds: watchedKinds(nodeLabels), optionalSync: optionalSyncTimeout, gauge: gauge, log: log,
 		pairs: map[infra.Key]*pairWatch{}, machines: map[types.NamespacedName]infra.Key{}}
 }
 
@@ -212,7 +215,7 @@ func (w *infraWatches) stop() {
 // syncedLocked reports whether the pair has a handler of every required
 // kind and each has seen its informer's initial list.
 func (w *infraWatches) syncedLocked(p *pairWatch) bool {
-	for _, k := range w.kinds() {
+	for _, k := range w.kinds {
 		if h := p.handlers[k.name]; k.required && (h == nil || !h.synced()) {
 			return false
 		}

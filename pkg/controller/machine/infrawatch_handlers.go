@@ -34,8 +34,9 @@ type infraKind struct {
 	changed func(old, obj any) bool
 }
 
-// kinds returns the kinds a pair's watch follows.
-func (w *infraWatches) kinds() []infraKind {
+// watchedKinds returns the kinds a pair's watch follows; nodeLabels adds
+// the infra Nodes (Options.InfraNodeLabels).
+func watchedKinds(nodeLabels bool) []infraKind {
 	kinds := []infraKind{
 		{name: "VirtualMachine", required: true, names: ownName,
 			newObj: func() ctrlruntimeclient.Object { return &kubevirtcorev1.VirtualMachine{} }},
@@ -44,7 +45,7 @@ func (w *infraWatches) kinds() []infraKind {
 		{name: "VirtualMachineInstanceMigration", names: migratedVMI,
 			newObj: func() ctrlruntimeclient.Object { return &kubevirtcorev1.VirtualMachineInstanceMigration{} }},
 	}
-	if w.nodeLabels {
+	if nodeLabels {
 		kinds = append(kinds, infraKind{name: "Node", required: true, names: vmisOnNode, changed: labelsChanged,
 			newObj: func() ctrlruntimeclient.Object { return &corev1.Node{} }})
 	}
@@ -79,7 +80,7 @@ func (h *infraHandler) remove() {
 // whose informer stopped (the provider removes an informer that did not
 // sync in time, and its next read starts another).
 func (w *infraWatches) registerLocked(ctx context.Context, p *pairWatch) {
-	for _, k := range w.kinds() {
+	for _, k := range w.kinds {
 		h := p.handlers[k.name]
 		if h != nil && (h.absent || !h.informer.IsStopped()) {
 			continue
@@ -142,12 +143,12 @@ func (w *infraWatches) register(ctx context.Context, p *pairWatch, k infraKind) 
 }
 
 // dropUnsynced gives up an optional kind of the pair whose informer did not
-// sync within optionalSyncTimeout: its handler and informer are removed.
+// sync within w.optionalSync: its handler and informer are removed.
 func (w *infraWatches) dropUnsynced(p *pairWatch, h *infraHandler, reg toolscache.ResourceEventHandlerRegistration) {
 	w.mu.Lock()
 	done := w.done
 	w.mu.Unlock()
-	deadline := time.NewTimer(optionalSyncTimeout)
+	deadline := time.NewTimer(w.optionalSync)
 	defer deadline.Stop()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -170,7 +171,7 @@ wait:
 	h.absent = true
 	_ = p.held.Cache.RemoveInformer(context.Background(), h.kind.newObj())
 	w.log.Warnw("Not watching an infra kind whose informer did not sync (does the infra identity lack list and watch on it?)",
-		"kind", h.kind.name, "infra", p.key.String(), "after", optionalSyncTimeout)
+		"kind", h.kind.name, "infra", p.key.String(), "after", w.optionalSync)
 }
 
 // ownName names the Machine called like the object: its VM or VMI.

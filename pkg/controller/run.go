@@ -64,10 +64,12 @@ type RunOptions struct {
 	UserConfig *rest.Config
 	// InfraKubeconfig is the default infra kubeconfig (raw or base64). When
 	// empty, Getenv(KUBEVIRT_KUBECONFIG) is used. With neither, every spec
-	// must name its own kubeconfig and the infra cluster is not watched.
+	// must name its own kubeconfig. Either way the infra namespace of every
+	// Machine is watched from its first reconcile; that of the default
+	// kubeconfig and namespace from the start.
 	InfraKubeconfig []byte
-	// InfraNamespace is the default infra namespace and the watched one;
-	// "" means the infra kubeconfig's context namespace.
+	// InfraNamespace is the default infra namespace, watched from the
+	// start; "" means the infra kubeconfig's context namespace.
 	InfraNamespace string
 	// WorkerCount is the number of objects each controller reconciles at once.
 	WorkerCount int
@@ -149,7 +151,7 @@ func (o RunOptions) Run(ctx context.Context) error {
 	defer clients.Stop()
 	opts := Options{Log: log.Sugar(), WorkerCount: o.WorkerCount, InfraNamespace: o.InfraNamespace, DrainTimeout: o.DrainTimeout, JoinTimeout: o.JoinTimeout,
 		StoppedGrace: o.StoppedGrace, MaxRetryDelay: o.MaxRetryDelay, SkipNameValidation: o.SkipNameValidation, Name: o.Name,
-		InfraNodeLabels: o.InfraNodeLabels,
+		InfraNodeLabels: o.InfraNodeLabels, InfraClients: clients,
 	}
 	if len(infraKubeconfig) > 0 {
 		_, ns, err := kubeconfig.Parse(infraKubeconfig)
@@ -160,6 +162,9 @@ func (o RunOptions) Run(ctx context.Context) error {
 		// the watches share its informers.
 		opts.InfraNamespace = cmp.Or(o.InfraNamespace, ns)
 		if opts.Infra, err = clients.Cluster(ctx, infraKubeconfig, opts.InfraNamespace); err != nil {
+			return err
+		}
+		if opts.InfraPinned, err = clients.Get(ctx, infraKubeconfig, opts.InfraNamespace); err != nil {
 			return err
 		}
 	}
@@ -190,7 +195,7 @@ func (o RunOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	log.Info("Starting machine-controller", zap.Int("workers", o.WorkerCount), zap.Bool("infraWatch", opts.Infra != nil))
+	log.Info("Starting machine-controller", zap.Int("workers", o.WorkerCount), zap.Bool("infraPinned", opts.InfraPinned != nil))
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("failed to run the manager: %w", err)
 	}

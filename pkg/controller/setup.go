@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machine"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machinedeployment"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machineset"
@@ -30,14 +31,21 @@ type Options struct {
 	// WorkerCount is the number of objects each controller reconciles at
 	// once.
 	WorkerCount int
-	// Infra, when set, is the infra cluster whose VirtualMachines and
-	// VirtualMachineInstances in InfraNamespace are watched, so their
-	// changes reach the Machines without polling. Build it with
-	// infra.Clients.Cluster from the provider's clients, so the watches use
-	// the informers the provider reads: one informer per kind.
+	// Infra, when set, is the infra cluster of the default infra
+	// kubeconfig and namespace, whose kinds that roll MachineDeployments
+	// (RevisionObjects, CapacityObjects) in InfraNamespace are watched.
+	// Build it with infra.Clients.Cluster from the provider's clients, so
+	// the watches use the informers the provider reads: one informer per
+	// kind.
 	Infra cluster.Cluster
-	// InfraNamespace is the watched infra namespace, the one Infra caches.
+	// InfraNamespace is the namespace Infra caches.
 	InfraNamespace string
+	// InfraClients and InfraPinned are machine.Options.InfraClients and
+	// InfraPinned: the Machine controller watches the infra namespace of
+	// every Machine through the clients, and InfraPinned's (Infra's) from
+	// the start.
+	InfraClients *infra.Clients
+	InfraPinned  *infra.Client
 	// ProviderID, when set, is the spec.providerID the Node of a Machine's
 	// instance will carry, known before the instance exists (see
 	// machine.Options.ProviderID).
@@ -81,7 +89,7 @@ func Add(mgr ctrl.Manager, opts Options) error {
 	q := queue.Options{Workers: opts.WorkerCount, MaxRetryDelay: opts.MaxRetryDelay, SkipNameValidation: opts.SkipNameValidation}
 	mopts := machine.Options{Provider: opts.Provider, Log: opts.Log, Queue: q, DrainTimeout: opts.DrainTimeout,
 		JoinTimeout: opts.JoinTimeout, StoppedGrace: opts.StoppedGrace, Name: opts.Name, InfraNodeLabels: opts.InfraNodeLabels,
-		ProviderID: opts.ProviderID,
+		ProviderID: opts.ProviderID, InfraClients: opts.InfraClients, InfraPinned: opts.InfraPinned,
 	}
 	mdopts := machinedeployment.Options{Queue: q, TemplateRevision: opts.TemplateRevision, Capacity: opts.Capacity}
 	if infraCluster := opts.Infra; infraCluster != nil {
@@ -91,7 +99,6 @@ func Add(mgr ctrl.Manager, opts Options) error {
 		if err := mgr.AddReadyzCheck("infra-caches", cachesSynced(infraCluster.GetCache())); err != nil {
 			return fmt.Errorf("failed to add the infra readiness check: %w", err)
 		}
-		mopts.Infra, mopts.InfraNamespace = infraCluster, opts.InfraNamespace
 		if watched := mdWatched(opts); len(watched) > 0 {
 			mdopts.Infra, mdopts.RevisionObjects = infraCluster, served(infraCluster, watched, opts.Log)
 		}

@@ -54,5 +54,7 @@ func instanceOf(ctx context.Context, c *infra.Client, v *kubevirtcorev1.VirtualM
 		}
 		vmi = nil
 	}
-	return newInstance(v, vmi), nil
+	inst := newInstance(v, vmi)
+	inst.infra = c
+	return inst, nil
 }

@@ -8,6 +8,7 @@ import (
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +22,7 @@ type instance struct {
 	addresses  map[string]corev1.NodeAddressType
 	status     cloudprovider.InstanceStatus
 	topology   map[string]string
+	infra      *infra.Client
 }
 
 var _ cloudprovider.Instance = &instance{}
@@ -45,6 +47,12 @@ func (i *instance) Status() cloudprovider.InstanceStatus { return i.status }
 // where it was placed, including a zone chosen by location.zones. The
 // machine-controller sets them on the Node of the VM.
 func (i *instance) Topology() map[string]string { return i.topology }
+
+// InfraClient returns the client of the infra cluster and namespace the VM
+// lives in, the one the provider read it with: the machine-controller
+// watches that namespace for the Machine and evacuates its VMI through it.
+// nil for an instance not read through a client.
+func (i *instance) InfraClient() *infra.Client { return i.infra }
 
 // newInstance describes a VM and its VMI (nil when there is none yet).
 func newInstance(v *kubevirtcorev1.VirtualMachine, vmi *kubevirtcorev1.VirtualMachineInstance) *instance {

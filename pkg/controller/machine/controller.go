@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/metrics"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 
@@ -23,7 +24,6 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -44,12 +44,9 @@ const (
 // Fixed waits, used only where no watch event will come.
 const (
 	// pollNoWatch is how often a Machine is looked at while its instance
-	// has no address yet and no infra watch is configured.
+	// has no address yet and the infra namespace it lives in has no synced
+	// watch (see infraWatches).
 	pollNoWatch = 15 * time.Second
-	// pollWatched is the safety net while an instance has no address even
-	// though the infra cluster is watched: a spec may name an infra
-	// namespace or kubeconfig other than the watched one.
-	pollWatched = time.Minute
 	// pollCleanup is how often Cleanup is repeated until it reports done:
 	// DataVolumes and Secrets on the infra cluster are not watched.
 	pollCleanup = 2 * time.Second
@@ -63,15 +60,17 @@ type Options struct {
 	Log *zap.SugaredLogger
 	// Queue holds the number of workers and the retry backoff.
 	Queue queue.Options
-	// Infra, when set, is a cluster of the infra namespace whose
-	// VirtualMachine and VirtualMachineInstance changes enqueue the Machine
-	// of the same name. Without it the controller polls while it waits for
-	// an instance.
-	Infra cluster.Cluster
-	// InfraNamespace is the namespace of Infra whose VMIs are evacuated
-	// (see reconcileEvacuation); without it, or without Infra, infra node
-	// drains are left to KubeVirt.
-	InfraNamespace string
+	// InfraClients, when set, are the provider's infra clients: the infra
+	// namespace of every Machine whose instance names its infra client
+	// (the KubeVirt provider's do) is watched through them, from the first
+	// reconcile of such a Machine until the last one is gone (see
+	// infraWatches). Without them, or for other instances, the controller
+	// polls while it waits for an instance's address.
+	InfraClients *infra.Clients
+	// InfraPinned, when set, is an infra client of InfraClients whose
+	// namespace is watched from the start and also while no Machine uses
+	// it (the --infra-kubeconfig pair).
+	InfraPinned *infra.Client
 	// DrainTimeout bounds the drain of a deleted Machine's Node, counted
 	// from the Machine's deletion; DefaultDrainTimeout when 0, no drain
 	// when negative.
@@ -88,7 +87,7 @@ type Options struct {
 	// InfraNodeLabels, when its name is set, is a ConfigMap of the user
 	// cluster whose key "labels" lists label keys to copy from the infra
 	// node a Machine's VM runs on to the Machine's Node (see
-	// infraNodeLabels). It needs Infra and InfraNamespace.
+	// infraNodeLabels), for Machines whose instance names its infra client.
 	InfraNodeLabels types.NamespacedName
 	// ProviderID, when set, returns the spec.providerID the Node of a
 	// Machine's instance will carry, known before the instance exists
@@ -102,6 +101,9 @@ type Options struct {
 	// label. Kubermatic's machine-controller has the same -name flag, so
 	// both can run side by side on disjoint Machines.
 	Name string
+
+	// pollNoWatch replaces the constant in tests; 0 takes it.
+	pollNoWatch time.Duration
 }
 
 // LabelController on a Machine names the machine-controller that handles
@@ -131,15 +133,14 @@ type reconciler struct {
 	// stoppedGrace bounds how long an instance may be down; negative
 	// disables replacements.
 	stoppedGrace time.Duration
-	// infra reads VMIs from the infra cache and writes to the infra
-	// cluster; nil without an infra watch.
-	infra ctrlruntimeclient.Client
-	// infraNamespace is the watched infra namespace.
-	infraNamespace string
+	// watches watches the Machines' infra namespaces; nil without
+	// Options.InfraClients.
+	watches *infraWatches
+	// pollNoWatch is the wait for an address of an instance whose infra
+	// namespace has no synced watch.
+	pollNoWatch time.Duration
 	// infraLabels copies infra node labels to Nodes; nil when off.
 	infraLabels *infraNodeLabels
-	// watched tells whether infra changes send events.
-	watched bool
 	// now is the clock.
 	now func() time.Time
 	// name is the controller name Machines must carry (Options.Name).
@@ -189,14 +190,16 @@ func Add(mgr ctrl.Manager, opts Options) error {
 		For(&clusterv1alpha1.Machine{}).
 		WithOptions(opts.Queue.Controller())
 	b = watchNodes(b, mgr.GetClient())
-	if opts.Infra != nil {
-		b = watchInfra(b, opts.Infra, mgr.GetClient())
+	if opts.InfraClients != nil {
+		gauge, err := metrics.RegisterInfraWatches(ctrlmetrics.Registry)
+		if err != nil {
+			return err
+		}
+		r.watches = newInfraWatches(opts.InfraClients, opts.InfraPinned, mgr.GetClient(), opts.InfraNodeLabels.Name != "", gauge, r.log)
+		b = b.WatchesRawSource(r.watches.source())
 	}
 	if opts.InfraNodeLabels.Name != "" {
-		if opts.Infra == nil || opts.InfraNamespace == "" {
-			return fmt.Errorf("copying infra node labels needs a watched infra namespace")
-		}
-		labels, err := newInfraNodeLabels(context.Background(), mgr, b, opts.Infra, opts.InfraNamespace, opts.InfraNodeLabels)
+		labels, err := newInfraNodeLabels(mgr, b, opts.InfraNodeLabels)
 		if err != nil {
 			return err
 		}
@@ -220,13 +223,10 @@ func newReconciler(mgr ctrl.Manager, opts Options) *reconciler {
 		drainTimeout: opts.DrainTimeout,
 		joinTimeout:  opts.JoinTimeout,
 		stoppedGrace: cmp.Or(opts.StoppedGrace, DefaultStoppedGrace),
-		watched:      opts.Infra != nil,
+		pollNoWatch:  cmp.Or(opts.pollNoWatch, pollNoWatch),
 		now:          time.Now,
 		name:         opts.Name,
 		providerID:   opts.ProviderID,
-	}
-	if opts.Infra != nil {
-		r.infra, r.infraNamespace = opts.Infra.GetClient(), opts.InfraNamespace
 	}
 	if r.drainTimeout == 0 {
 		r.drainTimeout = DefaultDrainTimeout
@@ -239,6 +239,10 @@ type scope struct {
 	machine *clusterv1alpha1.Machine
 	log     *zap.SugaredLogger
 	data    *cloudprovider.ProviderData
+	// infra is the infra client the Machine's instance names (see
+	// infraClientOf); nil before the instance is known or when its
+	// provider names none.
+	infra *infra.Client
 }
 
 // Reconcile implements reconcile.Reconciler. Finalizer changes are patched
@@ -249,6 +253,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ re
 		if apierrors.IsNotFound(err) {
 			r.writes.forget(req.NamespacedName)
 			r.creates.forget(req.NamespacedName)
+			r.watches.forget(req.NamespacedName)
 		}
 		return reconcile.Result{}, ctrlruntimeclient.IgnoreNotFound(err)
 	}
@@ -256,6 +261,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ re
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
 	if !r.handles(machine) {
+		r.watches.forget(req.NamespacedName)
 		return reconcile.Result{}, nil
 	}
 	s := &scope{

@@ -37,7 +37,7 @@ func newFixture(t *testing.T, objs ...ctrlruntimeclient.Object) *fixture {
 	f := &fixture{t: t, client: newFakeClient(t, objs...), provider: newFakeProvider(), recorder: events.NewFakeRecorder(20)}
 	f.r = &reconciler{
 		client: f.client, pods: f.client, provider: f.provider, log: zap.NewNop().Sugar(), recorder: f.recorder,
-		watched: true, drainTimeout: time.Minute, now: time.Now, secrets: &bootstrapSecrets{direct: f.client},
+		pollNoWatch: pollNoWatch, drainTimeout: time.Minute, now: time.Now, secrets: &bootstrapSecrets{direct: f.client},
 	}
 	f.key = types.NamespacedName{Namespace: "kube-system", Name: "m-1"}
 	return f

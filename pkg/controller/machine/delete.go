@@ -60,7 +60,13 @@ func (r *reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 		}
 	}
 	s.machine.Status.NodeRef = nil
-	return reconcile.Result{}, r.removeFinalizer(ctx, s.machine, FinalizerNodeDelete)
+	if err := r.removeFinalizer(ctx, s.machine, FinalizerNodeDelete); err != nil {
+		return reconcile.Result{}, err
+	}
+	// The Machine goes with its last finalizer: its infra namespace is no
+	// longer watched for it.
+	r.watches.forget(ctrlruntimeclient.ObjectKeyFromObject(s.machine))
+	return reconcile.Result{}, nil
 }
 
 // drainNodes evicts the pods of the Machine's Nodes and reports whether

@@ -27,18 +27,19 @@ const AnnotationEvacuationCordon = "machine-controller.kubevirt.io/evacuation-co
 // controller creates with the name of their VMI.
 const LabelEvacuatedVMI = "machine-controller.kubevirt.io/evacuated-vmi"
 
-// infraVMI returns the Machine's VMI from the infra cache, nil when there
-// is none or the infra cluster is not watched.
-func (r *reconciler) infraVMI(ctx context.Context, name string) (*kubevirtcorev1.VirtualMachineInstance, error) {
-	if r.infra == nil || r.infraNamespace == "" {
+// infraVMI returns the Machine's VMI from the infra cache of its own infra
+// client, nil when there is none or the instance names no infra client.
+func infraVMI(ctx context.Context, s *scope) (*kubevirtcorev1.VirtualMachineInstance, error) {
+	if s.infra == nil {
 		return nil, nil
 	}
+	key := ctrlruntimeclient.ObjectKey{Namespace: s.infra.Namespace, Name: s.machine.Name}
 	vmi := &kubevirtcorev1.VirtualMachineInstance{}
-	if err := r.infra.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: r.infraNamespace, Name: name}, vmi); err != nil {
+	if err := s.infra.Reader.Get(ctx, key, vmi); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("failed to get VirtualMachineInstance %s/%s: %w", r.infraNamespace, name, err)
+		return nil, fmt.Errorf("failed to get VirtualMachineInstance %s: %w", key, err)
 	}
 	return vmi, nil
 }
@@ -50,7 +51,8 @@ func evacuating(vmi *kubevirtcorev1.VirtualMachineInstance) bool {
 }
 
 // reconcileEvacuation answers KubeVirt's evacuation of the Machine's VMI
-// from an infra node (status.evacuationNodeName, set when the infra node is
+// (read and written through the Machine's own infra client, whichever
+// kubeconfig and namespace its spec names) from an infra node (status.evacuationNodeName, set when the infra node is
 // drained) by the way planEvacuation chooses: restart cordons and drains
 // the guest Node, then deletes the VMI, so that run strategy Always starts
 // it on another infra node; liveMigrate creates a
@@ -63,7 +65,7 @@ func (r *reconciler) reconcileEvacuation(ctx context.Context, s *scope) (time.Du
 	if ref == nil {
 		return 0, nil
 	}
-	vmi, err := r.infraVMI(ctx, s.machine.Name)
+	vmi, err := infraVMI(ctx, s)
 	if err != nil || vmi == nil {
 		return 0, err
 	}
@@ -122,7 +124,7 @@ func (r *reconciler) drainForEvacuation(ctx context.Context, s *scope, node *cor
 
 // restartEvacuated deletes the VMI of a drained guest Node.
 func (r *reconciler) restartEvacuated(ctx context.Context, s *scope, vmi *kubevirtcorev1.VirtualMachineInstance, node *corev1.Node, plan evacuationPlan) error {
-	if err := r.infra.Delete(ctx, vmi, ctrlruntimeclient.Preconditions{UID: &vmi.UID}); ctrlruntimeclient.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+	if err := s.infra.Writer.Delete(ctx, vmi, ctrlruntimeclient.Preconditions{UID: &vmi.UID}); ctrlruntimeclient.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
 		return fmt.Errorf("failed to delete the evacuated VirtualMachineInstance %s: %w", vmi.Name, err)
 	}
 	r.recordEvacuation(s, plan, outcomeRestarted, ReasonEvacuated, "Evacuate",
@@ -167,7 +169,7 @@ func (r *reconciler) requestMigration(ctx context.Context, s *scope, vmi *kubevi
 		},
 		Spec: kubevirtcorev1.VirtualMachineInstanceMigrationSpec{VMIName: vmi.Name},
 	}
-	err := r.infra.Create(ctx, migration)
+	err := s.infra.Writer.Create(ctx, migration)
 	switch {
 	case apierrors.IsAlreadyExists(err):
 		return nil

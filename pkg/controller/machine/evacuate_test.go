@@ -11,6 +11,8 @@ import (
 	"go.uber.org/zap"
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
+
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
@@ -75,20 +77,20 @@ func TestReconcileEvacuation(t *testing.T) {
 				vmi.Status.EvacuationNodeName = "infra-1"
 			}
 			f := newFixture(t, m, node)
-			f.r.infra, f.r.infraNamespace = newInfraFake(t, vmi), "tenant"
+			infraClient := newInfraFake(t, vmi)
 			f.r.now = func() time.Time { return now }
-			s := &scope{machine: m, log: zap.NewNop().Sugar()}
+			s := &scope{machine: m, log: zap.NewNop().Sugar(), infra: fakeInfraClient(infraClient)}
 			if _, err := f.r.reconcileEvacuation(t.Context(), s); err != nil {
 				t.Fatal(err)
 			}
 			var got want
-			err := f.r.infra.Get(t.Context(), ctrlruntimeclient.ObjectKeyFromObject(vmi), &kubevirtcorev1.VirtualMachineInstance{})
+			err := infraClient.Get(t.Context(), ctrlruntimeclient.ObjectKeyFromObject(vmi), &kubevirtcorev1.VirtualMachineInstance{})
 			if err != nil && !apierrors.IsNotFound(err) {
 				t.Fatal(err)
 			}
 			got.vmiDeleted = apierrors.IsNotFound(err)
 			migrations := &kubevirtcorev1.VirtualMachineInstanceMigrationList{}
-			if err := f.r.infra.List(t.Context(), migrations); err != nil {
+			if err := infraClient.List(t.Context(), migrations); err != nil {
 				t.Fatal(err)
 			}
 			for _, mig := range migrations.Items {
@@ -110,6 +112,12 @@ func TestReconcileEvacuation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fakeInfraClient returns an infra client of namespace tenant that reads
+// and writes through c.
+func fakeInfraClient(c ctrlruntimeclient.Client) *infra.Client {
+	return &infra.Client{Namespace: "tenant", Reader: c, Writer: c}
 }
 
 // newInfraFake returns a fake client of the infra cluster.
@@ -172,15 +180,15 @@ func TestEvacuationPaths(t *testing.T) {
 				objs = append(objs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "default"}, Spec: corev1.PodSpec{NodeName: node.Name}})
 			}
 			f := newFixture(t, objs...)
-			f.r.infra, f.r.infraNamespace = newInfraFake(t, tc.vmi), "tenant"
+			infraClient := newInfraFake(t, tc.vmi)
 			f.r.evacuations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "evacuations_total"}, []string{"policy", "outcome"})
-			s := &scope{machine: m, log: zap.NewNop().Sugar()}
+			s := &scope{machine: m, log: zap.NewNop().Sugar(), infra: fakeInfraClient(infraClient)}
 			wait, err := f.r.reconcileEvacuation(t.Context(), s)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := want{wait: wait}
-			err = f.r.infra.Get(t.Context(), ctrlruntimeclient.ObjectKeyFromObject(tc.vmi), &kubevirtcorev1.VirtualMachineInstance{})
+			err = infraClient.Get(t.Context(), ctrlruntimeclient.ObjectKeyFromObject(tc.vmi), &kubevirtcorev1.VirtualMachineInstance{})
 			got.vmiDeleted = apierrors.IsNotFound(err)
 			gotMachine := &clusterv1alpha1.Machine{}
 			if err := f.client.Get(t.Context(), ctrlruntimeclient.ObjectKeyFromObject(m), gotMachine); err != nil {
@@ -188,7 +196,7 @@ func TestEvacuationPaths(t *testing.T) {
 			}
 			got.machineDeleted = gotMachine.DeletionTimestamp != nil
 			migrations := &kubevirtcorev1.VirtualMachineInstanceMigrationList{}
-			if err := f.r.infra.List(t.Context(), migrations); err != nil {
+			if err := infraClient.List(t.Context(), migrations); err != nil {
 				t.Fatal(err)
 			}
 			got.migrations = len(migrations.Items)
@@ -254,14 +262,14 @@ func TestRequestMigrationInFlight(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			f.r.infra = interceptor.NewClient(newInfraFake(t), interceptor.Funcs{
+			refusing := fakeInfraClient(interceptor.NewClient(newInfraFake(t), interceptor.Funcs{
 				Create: func(context.Context, ctrlruntimeclient.WithWatch, ctrlruntimeclient.Object, ...ctrlruntimeclient.CreateOption) error {
 					return tc.err
 				},
-			})
+			}))
 			vmi := evacuatedVMI(withPolicy("liveMigrate"))
 			for range 2 {
-				err := f.r.requestMigration(t.Context(), &scope{machine: newMachine(), log: zap.NewNop().Sugar()}, vmi, evacuationPlan{policy: "liveMigrate", action: "liveMigrate"})
+				err := f.r.requestMigration(t.Context(), &scope{machine: newMachine(), log: zap.NewNop().Sugar(), infra: refusing}, vmi, evacuationPlan{policy: "liveMigrate", action: "liveMigrate"})
 				if (err != nil) != tc.wantErr {
 					t.Errorf("err = %v, want an error: %v", err, tc.wantErr)
 				}

@@ -18,13 +18,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
 )
 
@@ -44,20 +42,17 @@ const indexVMINode = "status.nodeName"
 // running there (seed 004: user cluster workloads placed by infra cluster
 // topology). The keys come from one ConfigMap of the user cluster, read
 // through a cache of just that object, so a change applies without a
-// restart and reaches every Machine at once.
+// restart and reaches every Machine at once. The infra side is read through
+// each Machine's own infra client, and the infra Nodes are watched per
+// infra namespace (see infraWatches).
 type infraNodeLabels struct {
 	configMap types.NamespacedName
 	configs   cache.Cache
-	infra     ctrlruntimeclient.Reader
-	namespace string
 }
 
-// newInfraNodeLabels sets up the ConfigMap cache, the VMI index and the
-// watches: the ConfigMap enqueues every Machine, a label change of an infra
-// node the Machines of its VMIs.
-func newInfraNodeLabels(ctx context.Context, mgr ctrl.Manager, b *builder.Builder, infra cluster.Cluster, infraNamespace string,
-	configMap types.NamespacedName,
-) (*infraNodeLabels, error) {
+// newInfraNodeLabels sets up the ConfigMap cache and its watch, which
+// enqueues every Machine.
+func newInfraNodeLabels(mgr ctrl.Manager, b *builder.Builder, configMap types.NamespacedName) (*infraNodeLabels, error) {
 	configs, err := cache.New(mgr.GetConfig(), cache.Options{
 		NewInformer: outage.NewInformer,
 		Scheme:      mgr.GetScheme(),
@@ -72,34 +67,12 @@ func newInfraNodeLabels(ctx context.Context, mgr ctrl.Manager, b *builder.Builde
 	if err := mgr.Add(configs); err != nil {
 		return nil, fmt.Errorf("failed to add the cache of ConfigMap %s: %w", configMap, err)
 	}
-	if err := infra.GetFieldIndexer().IndexField(ctx, &kubevirtcorev1.VirtualMachineInstance{}, indexVMINode,
-		func(o ctrlruntimeclient.Object) []string {
-			return []string{o.(*kubevirtcorev1.VirtualMachineInstance).Status.NodeName}
-		}); err != nil {
-		return nil, fmt.Errorf("failed to index VirtualMachineInstances by node: %w", err)
-	}
 	c := mgr.GetClient()
 	all := func(ctx context.Context, _ *corev1.ConfigMap) []reconcile.Request {
 		return machinesBy(ctx, c, nil, nil)
 	}
-	onNode := func(ctx context.Context, node *corev1.Node) []reconcile.Request {
-		var vmis kubevirtcorev1.VirtualMachineInstanceList
-		if err := infra.GetCache().List(ctx, &vmis, ctrlruntimeclient.MatchingFields{indexVMINode: node.Name}); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "Failed to list the VMIs of an infra node")
-			return nil
-		}
-		var out []reconcile.Request
-		for _, vmi := range vmis.Items {
-			out = append(out, machinesBy(ctx, c, ctrlruntimeclient.MatchingFields{IndexMachineName: vmi.Name}, nil)...)
-		}
-		return out
-	}
 	b.WatchesRawSource(source.Kind(configs, &corev1.ConfigMap{}, handler.TypedEnqueueRequestsFromMapFunc(all)))
-	b.WatchesRawSource(source.Kind(infra.GetCache(), &corev1.Node{}, handler.TypedEnqueueRequestsFromMapFunc(onNode),
-		predicate.TypedFuncs[*corev1.Node]{UpdateFunc: func(e event.TypedUpdateEvent[*corev1.Node]) bool {
-			return !maps.Equal(e.ObjectOld.Labels, e.ObjectNew.Labels)
-		}}))
-	return &infraNodeLabels{configMap: configMap, configs: configs, infra: infra.GetCache(), namespace: infraNamespace}, nil
+	return &infraNodeLabels{configMap: configMap, configs: configs}, nil
 }
 
 // keys returns the label keys the ConfigMap lists (none without it).
@@ -118,16 +91,17 @@ func (l *infraNodeLabels) keys(ctx context.Context, recorder events.EventRecorde
 }
 
 // infraNodeLabelsOf returns the labels to copy to the Node of the Machine
-// of s, and whether they are known now; nothing when the copy is off.
+// of s, and whether they are known now; nothing when the copy is off or
+// the instance names no infra client.
 func (r *reconciler) infraNodeLabelsOf(ctx context.Context, s *scope) (map[string]string, bool, error) {
-	if r.infraLabels == nil {
+	if r.infraLabels == nil || s.infra == nil {
 		return nil, false, nil
 	}
 	keys, err := r.infraLabels.keys(ctx, r.recorder)
 	if err != nil {
 		return nil, false, err
 	}
-	return r.infraLabels.want(ctx, s.machine.Name, keys)
+	return infraLabelsWanted(ctx, s.infra, s.machine.Name, keys)
 }
 
 // ParseLabelKeys reads label keys separated by commas or line breaks;
@@ -151,19 +125,20 @@ func ParseLabelKeys(s string) ([]string, error) {
 	return keys, nil
 }
 
-// want returns the labels the Node of the Machine called name should
-// carry from its VM's infra node, and false when that is not known now
-// (no VMI in the cache yet, not scheduled, infra node not cached).
-func (l *infraNodeLabels) want(ctx context.Context, name string, keys []string) (map[string]string, bool, error) {
+// infraLabelsWanted returns the labels the Node of the Machine called name
+// should carry from its VM's infra node, read through the Machine's infra
+// client, and false when that is not known now (no VMI in the cache yet,
+// not scheduled, infra node not cached).
+func infraLabelsWanted(ctx context.Context, infraClient *infra.Client, name string, keys []string) (map[string]string, bool, error) {
 	var vmi kubevirtcorev1.VirtualMachineInstance
-	if err := l.infra.Get(ctx, types.NamespacedName{Namespace: l.namespace, Name: name}, &vmi); err != nil {
+	if err := infraClient.Reader.Get(ctx, types.NamespacedName{Namespace: infraClient.Namespace, Name: name}, &vmi); err != nil {
 		return nil, false, ctrlruntimeclient.IgnoreNotFound(err)
 	}
 	if vmi.Status.NodeName == "" {
 		return nil, false, nil
 	}
 	var node corev1.Node
-	if err := l.infra.Get(ctx, types.NamespacedName{Name: vmi.Status.NodeName}, &node); err != nil {
+	if err := infraClient.Reader.Get(ctx, types.NamespacedName{Name: vmi.Status.NodeName}, &node); err != nil {
 		return nil, false, ctrlruntimeclient.IgnoreNotFound(err)
 	}
 	out := map[string]string{}

@@ -43,7 +43,7 @@ func TestReconcileLinksByProviderIDWithoutAddress(t *testing.T) {
 			if diff := cmp.Diff(tc.wantNode, got); diff != "" {
 				t.Errorf("nodeRef (-want +got):\n%s", diff)
 			}
-			if wantPoll := tc.wantNode == ""; wantPoll != (res.RequeueAfter == pollWatched) {
+			if wantPoll := tc.wantNode == ""; wantPoll != (res.RequeueAfter == pollNoWatch) {
 				t.Errorf("requeue after %s; want the poll only without Node", res.RequeueAfter)
 			}
 		})

@@ -29,6 +29,8 @@ func (r *reconciler) reconcileNormal(ctx context.Context, s *scope) (reconcile.R
 	if inst == nil {
 		return reconcile.Result{RequeueAfter: pending}, nil
 	}
+	s.infra = infraClientOf(inst)
+	watched := r.watches.use(ctx, ctrlruntimeclient.ObjectKeyFromObject(s.machine), s.infra)
 	clearError(s.machine)
 	grace, deleted, err := r.checkStopped(ctx, s, inst)
 	if err != nil || deleted {
@@ -42,21 +44,14 @@ func (r *reconciler) reconcileNormal(ctx context.Context, s *scope) (reconcile.R
 	if err != nil {
 		return res, err
 	}
-	if len(s.machine.Status.Addresses) == 0 && s.machine.Status.NodeRef == nil {
-		// A VMI change brings the address when the infra cluster is watched.
-		res.RequeueAfter = earliest(res.RequeueAfter, r.poll().RequeueAfter)
+	if len(s.machine.Status.Addresses) == 0 && s.machine.Status.NodeRef == nil && !watched {
+		// A VMI change brings the address when its namespace is watched.
+		s.log.Debugw("Polling for the instance's address: its infra namespace has no synced watch", "after", r.pollNoWatch)
+		res.RequeueAfter = earliest(res.RequeueAfter, r.pollNoWatch)
 	}
 	wait, err := r.reconcileEvacuation(ctx, s)
 	res.RequeueAfter = earliest(earliest(res.RequeueAfter, grace), wait)
 	return res, err
-}
-
-// poll returns the wait for an instance change that sends no event.
-func (r *reconciler) poll() reconcile.Result {
-	if r.watched {
-		return reconcile.Result{RequeueAfter: pollWatched}
-	}
-	return reconcile.Result{RequeueAfter: pollNoWatch}
 }
 
 // ensureFinalizers adds both finalizers, before any instance is created.

@@ -6,8 +6,6 @@ import (
 	"maps"
 	"strings"
 
-	kubevirtcorev1 "kubevirt.io/api/core/v1"
-
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,12 +14,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
 // Machine cache indexes.
@@ -128,23 +124,6 @@ func readyStatus(node *corev1.Node) corev1.ConditionStatus {
 		}
 	}
 	return corev1.ConditionUnknown
-}
-
-// watchInfra enqueues the Machine named like a VirtualMachine or
-// VirtualMachineInstance that changed on the infra cluster.
-func watchInfra(b *builder.Builder, infra cluster.Cluster, c ctrlruntimeclient.Reader) *builder.Builder {
-	byName := func(ctx context.Context, obj ctrlruntimeclient.Object) []reconcile.Request {
-		return machinesBy(ctx, c, ctrlruntimeclient.MatchingFields{IndexMachineName: obj.GetName()}, nil)
-	}
-	return b.
-		WatchesRawSource(source.Kind(infra.GetCache(), &kubevirtcorev1.VirtualMachine{},
-			handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, vm *kubevirtcorev1.VirtualMachine) []reconcile.Request {
-				return byName(ctx, vm)
-			}))).
-		WatchesRawSource(source.Kind(infra.GetCache(), &kubevirtcorev1.VirtualMachineInstance{},
-			handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, vmi *kubevirtcorev1.VirtualMachineInstance) []reconcile.Request {
-				return byName(ctx, vmi)
-			})))
 }
 
 // machinesBy lists Machines by a field selector (all when nil) and returns

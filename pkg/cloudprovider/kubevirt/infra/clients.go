@@ -58,6 +58,9 @@ func (o Options) withDefaults() Options {
 
 // Client reaches one namespace of one infra cluster.
 type Client struct {
+	// Key names the client's kubeconfig and namespace (see Hold); zero
+	// for a Client not returned by Clients.
+	Key Key
 	// Namespace is the resolved infra namespace (see ResolveNamespace).
 	Namespace string
 	// Reader reads from informers; see the package documentation.
@@ -65,6 +68,10 @@ type Client struct {
 	// Writer talks to the API server directly. Use it for writes, and for
 	// reads only where a fresh answer is worth a request.
 	Writer ctrlruntimeclient.Client
+
+	// kubeconfig starts the client's cache again when Hold finds it
+	// stopped.
+	kubeconfig []byte
 }
 
 // Clients caches one Client per kubeconfig and namespace. It is safe for
@@ -76,12 +83,7 @@ type Clients struct {
 	mu          sync.Mutex
 	stopped     bool
 	connections map[[sha256.Size]byte]*connection
-	entries     map[entryKey]*entry
-}
-
-type entryKey struct {
-	kubeconfig [sha256.Size]byte
-	namespace  string
+	entries     map[Key]*entry
 }
 
 type entry struct {
@@ -95,6 +97,12 @@ type entry struct {
 	// pinned entries are never closed for being idle: a Cluster's watches
 	// use their informers (see Clients.Cluster).
 	pinned bool
+	// holds counts the Holds not yet released; a held entry is never
+	// closed for being idle, and the last Release closes it.
+	holds int
+	// indexes are the fields indexed through Held.IndexField.
+	indexMu sync.Mutex
+	indexes map[string]bool
 }
 
 // ErrStopped is returned by Get after Stop.
@@ -110,7 +118,7 @@ func NewClients(opts Options) (*Clients, error) {
 		opts:        opts.withDefaults(),
 		scheme:      scheme,
 		connections: map[[sha256.Size]byte]*connection{},
-		entries:     map[entryKey]*entry{},
+		entries:     map[Key]*entry{},
 	}, nil
 }
 
@@ -148,34 +156,41 @@ func (c *Clients) entryLocked(ctx context.Context, kubeconfig []byte, namespace 
 		}
 		c.connections[hash] = conn
 	}
-	key := entryKey{kubeconfig: hash, namespace: ResolveNamespace(namespace, "", conn.Namespace)}
+	key := Key{kubeconfig: hash, Namespace: ResolveNamespace(namespace, "", conn.Namespace)}
 	if e, ok := c.entries[key]; ok {
 		e.lastUsed = now
 		return e, nil
 	}
-	nsCache, stop, err := conn.startCache(ctx, key.namespace)
+	nsCache, stop, err := conn.startCache(ctx, key.Namespace)
 	if err != nil {
-		return nil, fmt.Errorf("failed to start the infra cache of namespace %s: %w", key.namespace, err)
+		return nil, fmt.Errorf("failed to start the infra cache of namespace %s: %w", key.Namespace, err)
 	}
 	client := &Client{
-		Namespace: key.namespace,
-		Reader:    &cachedReader{conn: conn, namespace: key.namespace, cache: nsCache},
-		Writer:    conn.writer,
+		Key:        key,
+		Namespace:  key.Namespace,
+		Reader:     &cachedReader{conn: conn, namespace: key.Namespace, cache: nsCache},
+		Writer:     conn.writer,
+		kubeconfig: kubeconfig,
 	}
 	e := &entry{client: client, conn: conn, cache: nsCache, stop: stop, lastUsed: now}
 	c.entries[key] = e
 	return e, nil
 }
 
-// sweepLocked closes clients unused for IdleTimeout, unless pinned, and
-// connections left without clients.
+// sweepLocked closes clients unused for IdleTimeout, unless pinned or
+// held, and connections left without clients.
 func (c *Clients) sweepLocked(now time.Time) {
 	for key, e := range c.entries {
-		if !e.pinned && now.Sub(e.lastUsed) >= c.opts.IdleTimeout {
+		if !e.pinned && e.holds == 0 && now.Sub(e.lastUsed) >= c.opts.IdleTimeout {
 			e.stop()
 			delete(c.entries, key)
 		}
 	}
+	c.closeUnusedLocked()
+}
+
+// closeUnusedLocked closes the connections left without clients.
+func (c *Clients) closeUnusedLocked() {
 	for hash, conn := range c.connections {
 		if !c.inUseLocked(hash) {
 			conn.stop()

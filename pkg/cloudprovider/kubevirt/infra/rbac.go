@@ -12,7 +12,10 @@ package infra
 // (datavolumes/source), for disks that use it. The machine-controller uses the
 // same identity to evacuate VMIs whose infra node drains: it deletes a VMI
 // (eviction strategy External) or creates a VirtualMachineInstanceMigration
-// (LiveMigrate). With --infra-node-labels-configmap it also watches the
+// (LiveMigrate), and it watches the migrations of the namespace (list,
+// watch) so that their changes reach the Machines of their VMIs; without
+// that permission it stops watching them after 30 s and says so once.
+// With --infra-node-labels-configmap it also watches the
 // infra Nodes, whose labels it copies to the user cluster's Nodes. Services
 // are the SSH Services of VMs whose spec sets virtualMachine.sshService:
 // created, patched (owner reference, drift) and deleted; Secrets are also
@@ -21,7 +24,7 @@ package infra
 // +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachines,verbs=get;list;watch;create;delete,namespace=infra-namespace
 // +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachineinstances,verbs=get;list;watch;delete,namespace=infra-namespace
 // +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachineinstancepresets,verbs=get;list;watch,namespace=infra-namespace
-// +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachineinstancemigrations,verbs=create,namespace=infra-namespace
+// +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachineinstancemigrations,verbs=list;watch;create,namespace=infra-namespace
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete,namespace=infra-namespace
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch;delete,namespace=infra-namespace
 // +kubebuilder:rbac:groups=cdi.kubevirt.io,resources=datavolumes,verbs=get;list;watch;create,namespace=infra-namespace

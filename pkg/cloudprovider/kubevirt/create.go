@@ -3,6 +3,7 @@ package kubevirt
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 
 	"go.uber.org/zap"
@@ -85,6 +86,14 @@ func (p *Provider) Create(ctx context.Context, _ *zap.SugaredLogger, machine *cl
 	}
 	v, err := ensureVM(ctx, t.infra, objs.VirtualMachine)
 	if err != nil {
+		if refused, ok := refusal(err, objs.VirtualMachine); ok {
+			// Nothing waits for what was written for this VM: the
+			// Machine is in error until its spec changes.
+			if err := deleteCompanions(ctx, t.infra, owned); err != nil {
+				return nil, errors.Join(refused, err)
+			}
+			return nil, refused
+		}
 		return nil, err
 	}
 	for _, obj := range owned {
@@ -119,6 +128,34 @@ func ensureSecret(ctx context.Context, c *infra.Client, desired *corev1.Secret) 
 func secretUpToDate(current, desired *corev1.Secret) bool {
 	return current.Type == desired.Type && apiequality.Semantic.DeepEqual(current.Data, desired.Data) &&
 		containsAll(current.Labels, desired.Labels)
+}
+
+// refusal returns the terminal error of a Create that the infra cluster
+// refused as invalid: KubeVirt's admission (or the API server's own
+// validation) judged the VM the spec gives, so retrying cannot help until
+// the spec changes.
+func refusal(err error, desired *kubevirtcorev1.VirtualMachine) (error, bool) {
+	if !apierrors.IsInvalid(err) && !apierrors.IsBadRequest(err) {
+		return nil, false
+	}
+	message := err.Error()
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		message = status.Status().Message
+	}
+	return cloudprovider.NewInvalidConfiguration("the infra cluster refused VirtualMachine %s: %s", desired.Name, message), true
+}
+
+// deleteCompanions deletes the objects created for a VM the infra cluster
+// refused (the user data Secret, the SSH Service).
+func deleteCompanions(ctx context.Context, c *infra.Client, objs []ctrlruntimeclient.Object) error {
+	var errs []error
+	for _, obj := range objs {
+		if err := c.Writer.Delete(ctx, obj); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("failed to delete %s of the refused VirtualMachine: %w", ctrlruntimeclient.ObjectKeyFromObject(obj), err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // ensureVM creates the VirtualMachine unless it exists. An existing VM is

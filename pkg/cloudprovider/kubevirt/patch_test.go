@@ -9,8 +9,10 @@ import (
 )
 
 // TestCreateAppliesTheVMPatch: the VM patch annotation of a Machine reaches
-// the stored VM through KubeVirt's admission, and a patch that touches what
-// the provider relies on is a terminal error before anything is written.
+// the stored VM through KubeVirt's admission, a patch that touches what
+// the provider relies on is a terminal error before anything is written,
+// and a VM that KubeVirt's admission refuses is a terminal error carrying
+// KubeVirt's reason, its user data Secret deleted.
 func TestCreateAppliesTheVMPatch(t *testing.T) {
 	f := newFixture(t, sharedEnv(t))
 	ctx := t.Context()
@@ -30,6 +32,14 @@ func TestCreateAppliesTheVMPatch(t *testing.T) {
 	_, err := f.provider.Create(ctx, nil, bad, f.data, testUserData)
 	if _, terminal := cloudprovider.IsTerminal(err); !terminal || !strings.Contains(err.Error(), vm.AnnotationVMPatch) {
 		t.Fatalf("Create with a renaming patch = %v, want a terminal error naming %s", err, vm.AnnotationVMPatch)
+	}
+	f.wantCounts(t, 1, 1)
+
+	refused := machine("worker-refused", f.spec(t, ""))
+	refused.Annotations = map[string]string{vm.AnnotationVMPatch: `[{"op":"add","path":"/spec/template/spec/domain/devices/disks/-","value":{"name":"nosuchvolume","disk":{"bus":"virtio"}}}]`}
+	_, err = f.provider.Create(ctx, nil, refused, f.data, testUserData)
+	if _, terminal := cloudprovider.IsTerminal(err); !terminal || !strings.Contains(err.Error(), "refused VirtualMachine worker-refused") || !strings.Contains(err.Error(), "nosuchvolume") {
+		t.Fatalf("Create of a VM KubeVirt refuses = %v, want a terminal error with KubeVirt's reason", err)
 	}
 	f.wantCounts(t, 1, 1)
 }

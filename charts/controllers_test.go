@@ -123,15 +123,16 @@ func TestInfraControllerHoldsTheProfileRoles(t *testing.T) {
 }
 
 // infra-controller may change and delete cluster-wide RBAC objects only by
-// the name of the CCM profile's pair.
+// the names of the profiles' pairs.
 func TestInfraControllerClusterRBACIsNamed(t *testing.T) {
+	want := []string{csiaccess.CCM().ClusterObjectName(), csiaccess.CSI().ClusterObjectName()}
 	for _, rule := range generatedRules(t, "infra-controller/files/rbac/role.yaml", "ClusterRole") {
 		if !slices.Contains(rule.APIGroups, rbacv1.GroupName) || !slices.Contains(rule.Resources, "clusterrolebindings") {
 			continue
 		}
 		if slices.ContainsFunc(rule.Verbs, func(v string) bool { return v == "update" || v == "delete" || v == "*" }) &&
-			!slices.Equal(rule.ResourceNames, []string{csiaccess.CCM().ClusterObjectName()}) {
-			t.Errorf("infra-controller may update or delete ClusterRoleBindings named %v, want only %s", rule.ResourceNames, csiaccess.CCM().ClusterObjectName())
+			!slices.Equal(rule.ResourceNames, want) {
+			t.Errorf("infra-controller may update or delete ClusterRoleBindings named %v, want only %v", rule.ResourceNames, want)
 		}
 	}
 }

@@ -210,14 +210,14 @@ func kubeconfigClient(t *testing.T, data []byte) ctrlruntimeclient.Client {
 	return c
 }
 
-// checkKubeconfig uses the kubeconfig: VMs in its namespace may be listed,
-// Secrets there and VMs elsewhere may not.
+// checkKubeconfig uses the kubeconfig: VMIs in its namespace may be
+// listed, Secrets there and VMs elsewhere may not.
 func checkKubeconfig(t *testing.T, data []byte, namespace string) {
 	t.Helper()
 	c := kubeconfigClient(t, data)
 	ctx := t.Context()
-	if err := c.List(ctx, &kubevirtcorev1.VirtualMachineList{}, ctrlruntimeclient.InNamespace(namespace)); err != nil {
-		t.Errorf("listing VMs in %s: %v", namespace, err)
+	if err := c.List(ctx, &kubevirtcorev1.VirtualMachineInstanceList{}, ctrlruntimeclient.InNamespace(namespace)); err != nil {
+		t.Errorf("listing VMIs in %s: %v", namespace, err)
 	}
 	for what, list := range map[string]func() error{
 		"Secrets in " + namespace: func() error {

@@ -332,7 +332,13 @@ func setupDeployments(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Co
 		off = append(off, tenantcomponents.CCM())
 	}
 	if !o.EnableCSIController {
-		off = append(off, tenantcomponents.CSI())
+		csi := tenantcomponents.CSI()
+		if o.EnableCSIAccess {
+			// The CSI access objects, cluster-wide ones included, stay
+			// while CSI access is on (setupAccess keeps them).
+			csi.Access.ClusterRules = nil
+		}
+		off = append(off, csi)
 	}
 	cleanup := &tenantcomponents.SwitchedOff{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Tenants: tenants, Components: off}
 	if err := mgr.Add(cleanup); err != nil {

@@ -24,9 +24,10 @@ package infracontroller
 // CCM: one Deployment (and for the CCM one cloud-config ConfigMap) per
 // tenant namespace is applied (server-side apply is a patch) and deleted.
 // CCM access: the controller holds the rules of the CCM's Role (Services,
-// VirtualMachineInstances) and ClusterRole (reading Nodes), and keeps that
-// one ClusterRole and ClusterRoleBinding (changed and deleted only by that
-// name), deleting both when no tenant namespace is left. VLANs: one Lease
+// VirtualMachineInstances) and ClusterRole (reading Nodes). The CSI
+// driver's ClusterRole reads PersistentVolumes. The controller keeps one
+// ClusterRole and ClusterRoleBinding per profile (changed and deleted only
+// by those names), deleting them when no tenant namespace is left. VLANs: one Lease
 // per claimed VLAN id is created and deleted in the namespace of the
 // leader-election Lease (the chart passes it as the claim namespace), and
 // each TenantCluster's NetworkAttachmentDefinition is written. The
@@ -40,7 +41,7 @@ package infracontroller
 // +kubebuilder:rbac:groups="",resources=secrets;serviceaccounts,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=update;patch;delete,resourceNames=kkp-kubevirt:kubevirt-cloud-controller-manager
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=update;patch;delete,resourceNames=kkp-kubevirt:kubevirt-csi;kkp-kubevirt:kubevirt-cloud-controller-manager
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;create;update;delete
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get
 // +kubebuilder:rbac:groups=cdi.kubevirt.io,resources=datavolumes,verbs=get;list;watch;create;delete
@@ -50,9 +51,10 @@ package infracontroller
 // +kubebuilder:rbac:groups=infra.kkp-kubevirt.io,resources=tenantclusters/status;tenantclusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups=infra.kkp-kubevirt.io,resources=tenantclusters;tenantclusters/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=namespaces;secrets;configmaps,verbs=patch
-// +kubebuilder:rbac:groups=subresources.kubevirt.io,resources=virtualmachines/addvolume;virtualmachines/removevolume;virtualmachineinstances/addvolume;virtualmachineinstances/removevolume,verbs=update
-// +kubebuilder:rbac:groups=snapshot.storage.k8s.io,resources=volumesnapshots,verbs=get;create;delete
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=subresources.kubevirt.io,resources=virtualmachines/addvolume;virtualmachines/removevolume;virtualmachineinstances/removevolume,verbs=update
+// +kubebuilder:rbac:groups=snapshot.storage.k8s.io,resources=volumesnapshots,verbs=get;list;create;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;patch
+// +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=k8s.cni.cncf.io,resources=network-attachment-definitions,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;patch;delete

@@ -10,7 +10,8 @@
 // profile's are named kubevirt-cloud-controller-manager likewise.
 //
 // A profile with cluster-wide rules (the CCM reads infra Nodes for their
-// zone and region) gets one ClusterRole and one ClusterRoleBinding on the
+// zone and region, the CSI driver the PersistentVolume of a claim it
+// expands) gets one ClusterRole and one ClusterRoleBinding on the
 // infra cluster, kept by ClusterReconciler: the binding's subjects are the
 // profile's ServiceAccounts of all live tenant namespaces, and both are
 // deleted when none is left.

@@ -32,33 +32,43 @@ func meta(namespace, name string) metav1.ObjectMeta {
 }
 
 // Rules are what the CSI driver may do in its tenant namespace: create and
-// delete the DataVolumes backing tenant volumes, find the VMs and VMIs of
-// the tenant's nodes and hot-plug volumes into them, and read the PVCs.
+// delete the DataVolumes backing tenant volumes, read the VMs and VMIs of
+// the tenant's nodes, hot-plug volumes into the VMs and unplug them from
+// VMs and VMIs, and read and grow the infra claims. These are the calls
+// the driver's controller service makes (TestCSIAccessCalls lists them).
 // Snapshots need SnapshotRules besides.
 func Rules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{"cdi.kubevirt.io"}, Resources: []string{"datavolumes"}, Verbs: []string{"get", "create", "delete"}},
-		{APIGroups: []string{"kubevirt.io"}, Resources: []string{"virtualmachineinstances", "virtualmachines"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"kubevirt.io"}, Resources: []string{"virtualmachines"}, Verbs: []string{"get"}},
+		// list: a ReadWriteOnce volume attached to another VMI is refused.
+		{APIGroups: []string{"kubevirt.io"}, Resources: []string{"virtualmachineinstances"}, Verbs: []string{"get", "list"}},
 		{
 			APIGroups: []string{"subresources.kubevirt.io"},
-			Resources: []string{
-				"virtualmachineinstances/addvolume", "virtualmachineinstances/removevolume",
-				"virtualmachines/addvolume", "virtualmachines/removevolume",
-			},
-			Verbs: []string{"update"},
+			Resources: []string{"virtualmachines/addvolume", "virtualmachines/removevolume", "virtualmachineinstances/removevolume"},
+			Verbs:     []string{"update"},
 		},
-		// patch: the driver expands the infra claim of a tenant volume the
-		// resizer grows.
-		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get", "list", "watch", "patch"}},
+		// get: the storage class of a claim to snapshot; patch: the driver
+		// expands the infra claim of a tenant volume the resizer grows.
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get", "patch"}},
+	}
+}
+
+// ClusterRules are what the CSI driver may do cluster-wide: after growing
+// an infra claim it reads the claim's PersistentVolume (by name) until
+// the volume has the new size.
+func ClusterRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumes"}, Verbs: []string{"get"}},
 	}
 }
 
 // SnapshotRules are what the CSI driver needs in its tenant namespace to
 // snapshot volumes: it creates, reads and deletes a VolumeSnapshot of the
-// infra claim for every tenant snapshot.
+// infra claim for every tenant snapshot, and lists them by its labels.
 func SnapshotRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
-		{APIGroups: []string{"snapshot.storage.k8s.io"}, Resources: []string{"volumesnapshots"}, Verbs: []string{"get", "create", "delete"}},
+		{APIGroups: []string{"snapshot.storage.k8s.io"}, Resources: []string{"volumesnapshots"}, Verbs: []string{"get", "list", "create", "delete"}},
 	}
 }
 

@@ -91,8 +91,8 @@ func TestProfiles(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("profile names (-want +got):\n%s", diff)
 	}
-	if len(CSI().ClusterRules) != 0 {
-		t.Error("the CSI profile has cluster-wide rules")
+	if diff := cmp.Diff(ClusterRules(), CSI().ClusterRules); diff != "" {
+		t.Errorf("the CSI profile's cluster-wide rules (-want +got):\n%s", diff)
 	}
 }
 

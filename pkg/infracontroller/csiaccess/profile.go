@@ -29,9 +29,12 @@ type Profile struct {
 func (p Profile) ClusterObjectName() string { return "kkp-kubevirt:" + p.Name }
 
 // CSI is the profile of the KubeVirt CSI driver's controller; its names
-// and rules are those the csiaccess controller always had.
+// are those the csiaccess controller always had.
 func CSI() Profile {
-	return Profile{Name: Name, TokenSecretName: TokenSecretName, KubeconfigSecretName: KubeconfigSecretName, Rules: Rules()}
+	return Profile{
+		Name: Name, TokenSecretName: TokenSecretName, KubeconfigSecretName: KubeconfigSecretName,
+		Rules: Rules(), ClusterRules: ClusterRules(),
+	}
 }
 
 // CCMName names the CCM profile's ServiceAccount, Role and RoleBinding.

@@ -24,8 +24,12 @@ func newRenderCmd(in io.Reader, out, errOut io.Writer) *cobra.Command {
 kubectl get -o yaml|json prints them; "-" reads stdin) and prints, for each, the objects that one Machine of it would get on the infra cluster: the VirtualMachine
 (with its DataVolumeTemplates) first, then the cloud-init Secret with placeholder user data, then the SSH
 Service when the spec sets virtualMachine.sshService. The Machine is
-named after the input object. Without --infra-kubeconfig no cluster is contacted and facts that live on the
-infra cluster (storage profiles, instancetype kinds, zone usage) take their defaults.
+named after the input object. With --infra-kubeconfig, facts that live on the infra cluster (storage
+profiles, instancetype kinds, zone usage) are looked up there, and the objects are submitted to it with
+server-side dry-run, so that KubeVirt's and CDI's admission judge them and nothing is stored: a refusal
+exits non-zero with the infra cluster's reason, its warnings go to stderr, and a dry-run create needs the
+create permission. Without it no cluster is contacted, those facts take their defaults and a note on
+stderr says that no verdict was asked.
 
 An invalid spec exits non-zero with the message the controller would put on the Machine, and so does an
 input without a single object. Warnings (converted or ignored input) go to stderr, so stdout stays parseable.`,
@@ -40,12 +44,12 @@ input without a single object. Warnings (converted or ignored input) go to stder
 				ErrOut:    errOut,
 			}
 			if f.infraKubeconfig != "" {
-				infra, err := newInfraFacts(cmd.Context(), f.infraKubeconfig)
+				infra, err := newInfraFacts(cmd.Context(), f.infraKubeconfig, errOut)
 				if err != nil {
 					return err
 				}
 				defer infra.stop()
-				opts.Facts, opts.Getenv = infra.source, infra.getenv
+				opts.Facts, opts.Judge, opts.Getenv = infra.source, infra.judge, infra.getenv
 			}
 			return opts.Run(cmd.Context())
 		},
@@ -53,6 +57,6 @@ input without a single object. Warnings (converted or ignored input) go to stder
 	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, `input file ("-" for stdin); repeatable`)
 	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().StringVar(&f.namespace, "namespace", "", "infra namespace of the VMs (default: the spec's, else the kubeconfig's, else \"default\")")
-	cmd.Flags().StringVar(&f.infraKubeconfig, "infra-kubeconfig", "", "kubeconfig of the infra cluster to look facts up on (read-only)")
+	cmd.Flags().StringVar(&f.infraKubeconfig, "infra-kubeconfig", "", "kubeconfig of the infra cluster to look facts up on and to judge the objects with server-side dry-run (nothing is stored)")
 	return cmd
 }

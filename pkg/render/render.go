@@ -25,6 +25,13 @@ type FactsSource interface {
 	Facts(ctx context.Context, settings *config.Settings, machine vm.MachineInfo) (vm.Facts, error)
 }
 
+// Judge submits the objects of one Machine to the infra cluster with
+// server-side dry-run (see kubevirt.Provider.DryRun): notes for what it
+// could not judge, an error for what it refused.
+type Judge interface {
+	DryRun(ctx context.Context, settings *config.Settings, objs *vm.Objects) ([]string, error)
+}
+
 // Options configure one render run.
 type Options struct {
 	// Files to read; "-" reads In.
@@ -36,6 +43,9 @@ type Options struct {
 	// Facts looks facts up on an infra cluster; nil renders offline with
 	// defaults and touches no cluster.
 	Facts FactsSource
+	// Judge, when set, asks the infra cluster's admission about every
+	// rendered Machine; when nil, a note says that no verdict was asked.
+	Judge Judge
 	// Getenv reads the environment (os.Getenv when nil).
 	Getenv func(string) string
 
@@ -79,7 +89,24 @@ func (o *Options) Run(ctx context.Context) error {
 			objs = append(objs, rendered.SSHService)
 		}
 	}
-	return o.print(objs)
+	if err := o.print(objs); err != nil {
+		return err
+	}
+	if o.Judge == nil {
+		return o.note("no verdict asked: without --infra-kubeconfig, neither KubeVirt's nor CDI's admission judged these objects")
+	}
+	return nil
+}
+
+// note prints a line on ErrOut.
+func (o *Options) note(line string) error {
+	if o.ErrOut == nil {
+		return nil
+	}
+	if _, err := fmt.Fprintf(o.ErrOut, "Note: %s\n", line); err != nil {
+		return fmt.Errorf("failed to print a note: %w", err)
+	}
+	return nil
 }
 
 func (o *Options) read(name string) ([]source, error) {
@@ -113,7 +140,20 @@ func (o *Options) renderOne(ctx context.Context, src source) (*vm.Objects, error
 	if err != nil {
 		return nil, err
 	}
-	return vm.Build(vm.Input{Settings: settings, Machine: src.machine, Facts: facts, UserData: PlaceholderUserData})
+	objs, err := vm.Build(vm.Input{Settings: settings, Machine: src.machine, Facts: facts, UserData: PlaceholderUserData})
+	if err != nil || o.Judge == nil {
+		return objs, err
+	}
+	notes, err := o.Judge.DryRun(ctx, settings, objs)
+	for _, n := range notes {
+		if err := o.note(fmt.Sprintf("%s: %s: %s", src.where, src.ref, n)); err != nil {
+			return nil, err
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return objs, nil
 }
 
 // warn prints the warnings of one object, each on a line of its own.

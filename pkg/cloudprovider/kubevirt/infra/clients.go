@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,6 +46,10 @@ type Options struct {
 	NotServedTTL time.Duration
 	// UserAgent of infra requests.
 	UserAgent string
+	// WarningHandler, if set, receives the warnings the infra API server
+	// and its admission webhooks answer with (client-go logs them
+	// otherwise).
+	WarningHandler rest.WarningHandler
 }
 
 func (o Options) withDefaults() Options {

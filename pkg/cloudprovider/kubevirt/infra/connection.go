@@ -46,6 +46,9 @@ func newConnection(ctx context.Context, data []byte, scheme *runtime.Scheme, opt
 		if opts.WrapTransport != nil {
 			cfg.Wrap(opts.WrapTransport)
 		}
+		if opts.WarningHandler != nil {
+			cfg.WarningHandler = opts.WarningHandler
+		}
 	}})
 	if err != nil {
 		return nil, err

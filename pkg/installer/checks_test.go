@@ -4,11 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -22,17 +19,6 @@ import (
 )
 
 var kubeVirtGVK = schema.GroupVersionKind{Group: "kubevirt.io", Version: "v1", Kind: "KubeVirt"}
-
-// waitFor waits until out contains s.
-func waitFor(t *testing.T, out *syncBuffer, s string) {
-	t.Helper()
-	poll.Until(t, 30*time.Second, func() error {
-		if got := out.String(); !strings.Contains(got, s) {
-			return fmt.Errorf("output does not contain %q:\n%s", s, got)
-		}
-		return nil
-	})
-}
 
 // inOrder checks that the parts occur in s in the given order.
 func inOrder(s string, parts ...string) error {

@@ -3,6 +3,7 @@ package installer
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/components"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/installertest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // TestLifecycle drives one installation through its life against a real API
@@ -86,7 +88,9 @@ func checkFirstInstall(t *testing.T, sim *installertest.Simulator, releases []co
 		results, err = newInstaller(t, env, releases, out).Install(t.Context(), Options{})
 		done <- err
 	}()
-	waitFor(t, out, "DaemonSet kube-system/cni-plugins: generation 1 not yet observed")
+	poll.UntilTrue(t, 30*time.Second, "the install waiting for the held DaemonSet", func() (bool, error) {
+		return strings.Contains(out.String(), "DaemonSet kube-system/cni-plugins: generation 1 not yet observed"), nil
+	})
 	sim.Release("DaemonSet")
 	if err := <-done; err != nil {
 		t.Fatalf("install failed: %v\n%s", err, out.String())

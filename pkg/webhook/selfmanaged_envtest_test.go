@@ -56,23 +56,22 @@ func TestSelfManagedCertificate(t *testing.T) {
 	go func() { done <- opts.Run(runCtx) }()
 	t.Cleanup(func() { stop(); <-done })
 
-	first := waitFor(t, "a certificate in the Secret", func() []byte { return secretKey(t, e, "tls.crt") })
-	refusedBySelf(t, e)
-	waitFor(t, "a rotated certificate", func() []byte {
-		if c := secretKey(t, e, "tls.crt"); !bytes.Equal(c, first) {
-			return c
-		}
-		return nil
+	var first []byte
+	poll.UntilTrue(t, 20*time.Second, "a certificate in the Secret", func() (bool, error) {
+		first = secretKey(t, e, "tls.crt")
+		return len(first) > 0, nil
 	})
-	waitFor(t, "the previous CA in the injected bundle", func() []byte {
+	refusedBySelf(t, e)
+	poll.UntilTrue(t, 20*time.Second, "a rotated certificate", func() (bool, error) {
+		c := secretKey(t, e, "tls.crt")
+		return len(c) > 0 && !bytes.Equal(c, first), nil
+	})
+	poll.UntilTrue(t, 20*time.Second, "the previous CA in the injected bundle", func() (bool, error) {
 		current := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 		if err := e.client.Get(ctx, ctrlruntimeclient.ObjectKey{Name: "self-managed"}, current); err != nil {
-			t.Fatal(err)
+			return false, err
 		}
-		if bundle := current.Webhooks[0].ClientConfig.CABundle; bytes.Count(bundle, []byte("BEGIN CERTIFICATE")) == 2 {
-			return bundle
-		}
-		return nil
+		return bytes.Count(current.Webhooks[0].ClientConfig.CABundle, []byte("BEGIN CERTIFICATE")) == 2, nil
 	})
 	refusedBySelf(t, e)
 }
@@ -111,18 +110,6 @@ func secretKey(t *testing.T, e *testEnv, key string) []byte {
 		return nil
 	}
 	return s.Data[key]
-}
-
-func waitFor(t *testing.T, what string, get func() []byte) []byte {
-	t.Helper()
-	var v []byte
-	poll.Until(t, 20*time.Second, func() error {
-		if v = get(); len(v) == 0 {
-			return fmt.Errorf("no %s", what)
-		}
-		return nil
-	})
-	return v
 }
 
 func freePort(t *testing.T) int {

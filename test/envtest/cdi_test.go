@@ -1,6 +1,8 @@
 package envtest
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -22,14 +24,11 @@ func TestCDIController(t *testing.T) {
 	if err := c.Create(ctx, class); err != nil {
 		t.Fatal(err)
 	}
-	waitFor := func(what string, check func() error) {
-		t.Helper()
-		if err := poll.Wait(ctx, time.Minute, check); err != nil {
-			t.Fatalf("%s: %v; %v", what, err, env.ComponentErrors())
+	poll.Until(t, time.Minute, func() error {
+		if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Name: class.Name}, &cdicorev1beta1.StorageProfile{}); err != nil {
+			return fmt.Errorf("no StorageProfile from cdi-controller: %w", errors.Join(err, env.ComponentErrors()))
 		}
-	}
-	waitFor("cdi-controller creates the StorageProfile", func() error {
-		return c.Get(ctx, ctrlruntimeclient.ObjectKey{Name: class.Name}, &cdicorev1beta1.StorageProfile{})
+		return nil
 	})
 	ns := env.CreateNamespace(t, "cdi-test")
 	dv := &cdicorev1beta1.DataVolume{
@@ -46,7 +45,10 @@ func TestCDIController(t *testing.T) {
 	if err := c.Create(ctx, dv); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("cdi-controller creates the PVC", func() error {
-		return c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(dv), &corev1.PersistentVolumeClaim{})
+	poll.Until(t, time.Minute, func() error {
+		if err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(dv), &corev1.PersistentVolumeClaim{}); err != nil {
+			return fmt.Errorf("no PVC from cdi-controller: %w", errors.Join(err, env.ComponentErrors()))
+		}
+		return nil
 	})
 }

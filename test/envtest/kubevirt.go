@@ -19,11 +19,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/cert"
 	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // KubeVirtNamespace is where the KubeVirt CR and KubeVirt's components live,
@@ -269,26 +270,25 @@ func (e *Env) waitAdmission(ctx context.Context) error {
 		vm.Spec.RunStrategy = ptr.To(runStrategy)
 		return vm
 	}
-	var last string
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	err := poll.Wait(ctx, kubeVirtStartTimeout, func() error {
 		vm := probe(kubevirtcorev1.RunStrategyHalted)
 		if err := e.Client.Create(ctx, vm, ctrlruntimeclient.DryRunAll); err != nil {
-			last = fmt.Sprintf("a valid VM was refused: %v", err)
-			return false, nil
+			return fmt.Errorf("a valid VM was refused: %w", err)
 		}
 		if fw := vm.Spec.Template.Spec.Domain.Firmware; fw == nil || fw.UUID == "" {
-			last = "the mutating webhook has not run"
-			return false, nil
+			return errors.New("the mutating webhook has not run")
 		}
 		err := e.Client.Create(ctx, probe("Sometimes"), ctrlruntimeclient.DryRunAll)
-		if err == nil || !strings.Contains(err.Error(), "virtualmachine-validator.kubevirt.io") {
-			last = fmt.Sprintf("the validating webhook has not run (%v)", err)
-			return false, nil
+		if err == nil {
+			return errors.New("the validating webhook has not run (an invalid VM was admitted)")
 		}
-		return true, nil
+		if !strings.Contains(err.Error(), "virtualmachine-validator.kubevirt.io") {
+			return fmt.Errorf("the validating webhook has not run: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("KubeVirt's admission did not take effect: %s: %w", last, errors.Join(err, e.ComponentErrors()))
+		return fmt.Errorf("KubeVirt's admission did not take effect: %w", errors.Join(err, e.ComponentErrors()))
 	}
 	return nil
 }
@@ -328,15 +328,18 @@ func (e *Env) startVirtController(ctx context.Context) error {
 
 // waitLeader waits until a component holds its leader-election Lease.
 func (e *Env) waitLeader(ctx context.Context, namespace, name string) error {
-	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	err := poll.Wait(ctx, kubeVirtStartTimeout, func() error {
 		if err := e.ComponentErrors(); err != nil {
-			return false, err
+			return poll.Final(err)
 		}
 		lease := &coordinationv1.Lease{}
 		if err := e.Client.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: name}, lease); err != nil {
-			return false, ctrlruntimeclient.IgnoreNotFound(err)
+			return fmt.Errorf("no lease yet: %w", err)
 		}
-		return ptr.Deref(lease.Spec.HolderIdentity, "") != "", nil
+		if ptr.Deref(lease.Spec.HolderIdentity, "") == "" {
+			return errors.New("the lease has no holder")
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("%s did not take its leader lease %s/%s: %w", name, namespace, name, err)

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // lifetimeHelperEnv makes TestControlPlaneDiesWithItsProcess the process
@@ -56,14 +58,20 @@ func TestControlPlaneDiesWithItsProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for _, c := range children {
-		for c.Alive() && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
+	err = poll.Wait(t.Context(), 10*time.Second, func() error {
+		for _, c := range children {
+			if c.Alive() {
+				return fmt.Errorf("%s outlived the process that started it", c)
+			}
 		}
-		if c.Alive() {
-			t.Errorf("%s outlived the process that started it", c)
-			_ = c.Kill()
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+		for _, c := range children {
+			if c.Alive() {
+				_ = c.Kill()
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package envtest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 func TestRestartAPIServer(t *testing.T) {
@@ -58,15 +61,10 @@ func TestRestartAPIServer(t *testing.T) {
 	if err := env.Client.Create(ctx, after); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := informers.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(after), &corev1.ConfigMap{})
-		if err == nil {
-			break
+	poll.Until(t, 30*time.Second, func() error {
+		if err := informers.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(after), &corev1.ConfigMap{}); err != nil {
+			return fmt.Errorf("the cache did not see an object created after the restart: %w", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the cache did not see an object created after the restart: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 	cdicorev1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/simulator"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,7 +35,7 @@ func (r *rig) testCrashes(t *testing.T) {
 	if err := simulator.StopVMI(ctx, c, ns, vm.Name, false); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "KubeVirt backs the crashing VM's restarts off", func(ctx context.Context) (bool, string) {
+	poll.UntilState(t, time.Minute, "KubeVirt backs the crashing VM's restarts off", func() (bool, string) {
 		got := &kubevirtcorev1.VirtualMachine{}
 		err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(vm), got)
 		return err == nil && got.Status.PrintableStatus == kubevirtcorev1.VirtualMachineStatusCrashLoopBackOff,
@@ -66,17 +68,17 @@ func (r *rig) evacuated(t *testing.T, prefix, class string, mode corev1.Persiste
 }
 
 func (r *rig) testLiveMigration(t *testing.T) {
-	c := r.env.Client
+	ctx, c := t.Context(), r.env.Client
 	vm, before, node := r.evacuated(t, "migrate", sharedClass, corev1.ReadWriteMany, kubevirtcorev1.EvictionStrategyLiveMigrate)
 	ns := vm.Namespace
-	waitFor(t, "KubeVirt's evacuation migrates the VMI off the drained node", func(ctx context.Context) (bool, string) {
+	poll.UntilState(t, time.Minute, "KubeVirt's evacuation migrates the VMI off the drained node", func() (bool, string) {
 		vmi := &kubevirtcorev1.VirtualMachineInstance{}
 		err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(vm), vmi)
 		ms := vmi.Status.MigrationState
 		return err == nil && vmi.UID == before.UID && vmi.Status.NodeName != node && vmi.Status.EvacuationNodeName == "" && ms != nil && ms.Completed,
 			fmt.Sprintf("uid %s on %q, evacuation %q, migration %+v, %v", vmi.UID, vmi.Status.NodeName, vmi.Status.EvacuationNodeName, ms, err)
 	})
-	waitFor(t, "the migration succeeded and the source pod ended", func(ctx context.Context) (bool, string) {
+	poll.UntilState(t, time.Minute, "the migration succeeded and the source pod ended", func() (bool, string) {
 		migrations := &kubevirtcorev1.VirtualMachineInstanceMigrationList{}
 		if err := c.List(ctx, migrations, ctrlruntimeclient.InNamespace(ns)); err != nil {
 			return false, err.Error()
@@ -145,7 +147,7 @@ func (r *rig) testClone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "the clone succeeded and its source pod is gone", func(ctx context.Context) (bool, string) {
+	poll.UntilState(t, time.Minute, "the clone succeeded and its source pod is gone", func() (bool, string) {
 		got := &cdicorev1beta1.DataVolume{}
 		if err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(target), got); err != nil {
 			return false, err.Error()

@@ -114,22 +114,11 @@ func (r *rig) vm(namespace, name, class string, access corev1.PersistentVolumeAc
 	return vm
 }
 
-// waitFor polls cond for up to a minute.
-func waitFor(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
-	t.Helper()
-	poll.Until(t, time.Minute, func() error {
-		if ok, state := cond(t.Context()); !ok {
-			return fmt.Errorf("%s: last state: %s", what, state)
-		}
-		return nil
-	})
-}
-
 // runningVMI waits for a running VMI of the VM other than notUID.
 func (r *rig) runningVMI(t *testing.T, vm *kubevirtcorev1.VirtualMachine, notUID string) *kubevirtcorev1.VirtualMachineInstance {
 	t.Helper()
-	vmi := &kubevirtcorev1.VirtualMachineInstance{}
-	waitFor(t, "a running VMI of "+vm.Name, func(ctx context.Context) (bool, string) {
+	ctx, vmi := t.Context(), &kubevirtcorev1.VirtualMachineInstance{}
+	poll.UntilState(t, time.Minute, "a running VMI of "+vm.Name, func() (bool, string) {
 		err := r.env.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(vm), vmi)
 		return err == nil && string(vmi.UID) != notUID && vmi.Status.Phase == kubevirtcorev1.Running,
 			fmt.Sprintf("phase %q on %q, err %v; %v", vmi.Status.Phase, vmi.Status.NodeName, err, r.env.ComponentErrors())
@@ -166,7 +155,7 @@ func (r *rig) testLifecycle(t *testing.T) {
 	if got := r.images.requests.Load(); got < 1 {
 		t.Errorf("the image was downloaded %d times", got)
 	}
-	waitFor(t, "the VM ready and its guest's Node Ready", func(ctx context.Context) (bool, string) {
+	poll.UntilState(t, time.Minute, "the VM ready and its guest's Node Ready", func() (bool, string) {
 		got, node := &kubevirtcorev1.VirtualMachine{}, &corev1.Node{}
 		vmErr := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(vm), got)
 		nodeErr := c.Get(ctx, ctrlruntimeclient.ObjectKey{Name: vm.Name}, node)
@@ -177,7 +166,7 @@ func (r *rig) testLifecycle(t *testing.T) {
 	if err := c.Delete(ctx, vm); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the VM and everything it made gone", func(ctx context.Context) (bool, string) {
+	poll.UntilState(t, time.Minute, "the VM and everything it made gone", func() (bool, string) {
 		left := r.leftovers(ctx, ns)
 		return left == "", left
 	})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	cdicorev1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
@@ -113,20 +114,15 @@ func lifecycle(tb testing.TB, f *fixture, name string, spec []byte) map[string]o
 	v, _ := f.objects(tb, name)
 	f.waitForCache(tb, v, true)
 	measure("Get (warm)", func() error { _, err := f.provider.Get(ctx, nil, m, f.data); return err })
-	deadline := time.Now().Add(30 * time.Second)
-	for done := false; !done; {
-		if time.Now().After(deadline) {
-			tb.Fatal("Cleanup did not finish")
-		}
+	poll.UntilTrue(tb, 30*time.Second, "Cleanup finishes", func() (bool, error) {
+		var done bool
 		measure("Cleanup", func() error {
 			var err error
 			done, err = f.provider.Cleanup(ctx, nil, m, f.data)
 			return err
 		})
-		if !done {
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+		return done, nil
+	})
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -52,7 +54,7 @@ func playKubeVirt(t *testing.T, f *fixture, v *kubevirtcorev1.VirtualMachine) []
 func finalizeVMI(t *testing.T, f *fixture, vmi ctrlruntimeclient.Object) {
 	t.Helper()
 	c := f.asVirtController(t)
-	eventually(t, "the VMI is being deleted and released", func() (bool, error) {
+	poll.UntilTrue(t, 30*time.Second, "the VMI is being deleted and released", func() (bool, error) {
 		got := &kubevirtcorev1.VirtualMachineInstance{}
 		if err := c.Get(t.Context(), ctrlruntimeclient.ObjectKeyFromObject(vmi), got); err != nil {
 			return apierrors.IsNotFound(err), ctrlruntimeclient.IgnoreNotFound(err)
@@ -100,7 +102,7 @@ cloudProviderSpec:
 	}
 	finalizeVMI(t, f, dependents[0])
 	// The VM and the Secret go; the held DataVolume keeps Cleanup waiting.
-	eventually(t, "the garbage collector deletes the other dependents", func() (bool, error) {
+	poll.UntilTrue(t, 30*time.Second, "the garbage collector deletes the other dependents", func() (bool, error) {
 		err := f.env.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(dependents[2]), &cdicorev1beta1.DataVolume{})
 		return apierrors.IsNotFound(err), nil
 	})
@@ -119,7 +121,7 @@ cloudProviderSpec:
 	if err := f.env.Client.Update(ctx, release); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "Cleanup finishes", func() (bool, error) {
+	poll.UntilTrue(t, 30*time.Second, "Cleanup finishes", func() (bool, error) {
 		return f.provider.Cleanup(ctx, nil, m, f.data)
 	})
 

@@ -3,6 +3,7 @@ package kubevirt
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -13,6 +14,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/imagecache"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -109,7 +111,7 @@ func TestGetFollowsTheVMI(t *testing.T) {
 	want := instanceView{Name: m.Name, ID: string(v.UID), ProviderID: "kubevirt://" + m.Name, Status: cloudprovider.StatusRunning,
 		Addresses: map[string]corev1.NodeAddressType{"10.0.0.5": corev1.NodeInternalIP, "fd00::5": corev1.NodeInternalIP, "192.168.7.9": corev1.NodeInternalIP}}
 	var got instanceView
-	eventually(t, "Get reports the running VMI", func() (bool, error) {
+	poll.UntilTrue(t, 30*time.Second, "Get reports the running VMI", func() (bool, error) {
 		inst, err := f.provider.Get(ctx, nil, m, f.data)
 		if err != nil {
 			return false, err
@@ -224,7 +226,7 @@ func (f *fixture) waitForCache(tb testing.TB, obj ctrlruntimeclient.Object, pres
 		tb.Fatal(err)
 	}
 	probe := obj.DeepCopyObject().(ctrlruntimeclient.Object)
-	eventually(tb, "the infra cache follows the cluster", func() (bool, error) {
+	poll.UntilTrue(tb, 30*time.Second, "the infra cache follows the cluster", func() (bool, error) {
 		err := c.Reader.Get(tb.Context(), ctrlruntimeclient.ObjectKeyFromObject(obj), probe)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return false, err

@@ -12,7 +12,6 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
-	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
@@ -166,12 +165,6 @@ func machineSpec(value []byte) clusterv1alpha1.MachineSpec {
 	return clusterv1alpha1.MachineSpec{
 		ProviderSpec: clusterv1alpha1.ProviderSpec{Value: &runtime.RawExtension{Raw: value}},
 	}
-}
-
-// eventually polls cond for up to 30s; an error from cond ends the wait.
-func eventually(t testing.TB, what string, cond func() (bool, error)) {
-	t.Helper()
-	poll.UntilTrue(t, 30*time.Second, what, cond)
 }
 
 // wantTerminal fails unless err is a TerminalError whose message contains

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -89,7 +90,7 @@ cloudProviderSpec:
 	if _, err := p.Get(ctx, nil, m, data); err != nil {
 		t.Fatalf("Get: %v", err)
 	}
-	eventually(t, "Cleanup finishes", func() (bool, error) { return p.Cleanup(ctx, nil, m, data) })
+	poll.UntilTrue(t, 30*time.Second, "Cleanup finishes", func() (bool, error) { return p.Cleanup(ctx, nil, m, data) })
 }
 
 // documentedRBAC returns the objects of the YAML block after the

@@ -2,11 +2,13 @@ package kubevirt
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,7 +58,7 @@ func TestCreateMakesTheSSHService(t *testing.T) {
 	if done, err := f.provider.Cleanup(ctx, nil, m, f.data); err != nil || done {
 		t.Fatalf("first Cleanup: got done=%v, %v; want not done yet", done, err)
 	}
-	eventually(t, "Cleanup finishes", func() (bool, error) { return f.provider.Cleanup(ctx, nil, m, f.data) })
+	poll.UntilTrue(t, 30*time.Second, "Cleanup finishes", func() (bool, error) { return f.provider.Cleanup(ctx, nil, m, f.data) })
 	err := f.env.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(svc), &corev1.Service{})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("the SSH Service still exists after Cleanup (%v)", err)

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	"k8c.io/machine-controller/sdk/bootstrap"
 
@@ -107,7 +108,7 @@ func startBootstrapSecrets(t *testing.T, b *bootstrapSecrets, wantCached bool) {
 	t.Helper()
 	running := envtest.RunInBackground(t, "bootstrap Secrets", b.Start)
 	if wantCached {
-		waitFor(t, "the bootstrap Secret cache", func() bool { return b.cached.Load() != nil })
+		poll.UntilTrue(t, 30*time.Second, "the bootstrap Secret cache", func() (bool, error) { return b.cached.Load() != nil, nil })
 		return
 	}
 	select {

@@ -182,8 +182,8 @@ func (r *watchRig) watching(want float64) {
 // waitForVM waits until the VM exists.
 func (r *watchRig) waitForVM(name, namespace string) {
 	r.t.Helper()
-	waitFor(r.t, "VM "+namespace+"/"+name, func() bool {
-		return r.env.Client.Get(r.t.Context(), types.NamespacedName{Namespace: namespace, Name: name}, &kubevirtcorev1.VirtualMachine{}) == nil
+	poll.Until(r.t, 30*time.Second, func() error {
+		return r.env.Client.Get(r.t.Context(), types.NamespacedName{Namespace: namespace, Name: name}, &kubevirtcorev1.VirtualMachine{})
 	})
 }
 

@@ -38,7 +38,9 @@ func TestMachineUserRequests(t *testing.T) {
 	counter := startCountedController(t, env, Options{Provider: provider})
 	// Machines created before the bootstrap Secret cache synced read the
 	// Secret directly; wait for its informer.
-	waitFor(t, "the bootstrap Secret informer", func() bool { return counter.Counts()[envtest.Request{Verb: "WATCH", Resource: "v1/secrets"}] > 0 })
+	poll.UntilTrue(t, 30*time.Second, "the bootstrap Secret informer", func() (bool, error) {
+		return counter.Counts()[envtest.Request{Verb: "WATCH", Resource: "v1/secrets"}] > 0, nil
+	})
 	time.Sleep(time.Second)
 
 	m := fixture.machine("m-1")
@@ -46,12 +48,12 @@ func TestMachineUserRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	created := envtest.Request{Verb: "POST", Resource: "v1/events"}
-	waitFor(t, "the linked Machine and its Created event", func() bool {
+	poll.UntilTrue(t, 30*time.Second, "the linked Machine and its Created event", func() (bool, error) {
 		got := &clusterv1alpha1.Machine{}
 		if err := env.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(m), got); err != nil {
 			t.Fatal(err)
 		}
-		return got.Status.NodeRef != nil && counter.Counts()[created] > 0
+		return got.Status.NodeRef != nil && counter.Counts()[created] > 0, nil
 	})
 	// Reconciles triggered by the controller's own patches have run by now.
 	time.Sleep(2 * time.Second)
@@ -133,12 +135,6 @@ func startCountedController(t *testing.T, env *envtest.Env, opts Options) *envte
 	opts.ProviderID = func(m *clusterv1alpha1.Machine) string { return "kubevirt://" + m.Name }
 	startControllerWith(t, cfg, env, opts)
 	return counter
-}
-
-// waitFor polls cond for up to 30 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	poll.UntilTrue(t, 30*time.Second, what, func() (bool, error) { return cond(), nil })
 }
 
 // startControllerWith runs the Machine controller against cfg, a

@@ -3,11 +3,13 @@ package machine
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -39,11 +41,11 @@ func TestMachineStatusWithoutSubresource(t *testing.T) {
 		if err := env.Client.Create(ctx, m); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, name+" with its addresses and nodeRef stored", func() bool {
+		poll.UntilTrue(t, 30*time.Second, name+" with its addresses and nodeRef stored", func() (bool, error) {
 			if err := env.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(m), m); err != nil {
 				t.Fatal(err)
 			}
-			return m.Status.NodeRef != nil && m.Status.NodeRef.Name == "node-"+name && len(m.Status.Addresses) > 0
+			return m.Status.NodeRef != nil && m.Status.NodeRef.Name == "node-"+name && len(m.Status.Addresses) > 0, nil
 		})
 	}
 	linked("m-1")

@@ -70,14 +70,14 @@ func TestInvalidTemplateIsReported(t *testing.T) {
 				t.Fatal(err)
 			}
 			key := ctrlruntimeclient.ObjectKeyFromObject(md)
-			waitFor(t, "the error annotations", func() (bool, error) {
+			poll.UntilTrue(t, 30*time.Second, "the error annotations", func() (bool, error) {
 				if err := env.Client.Get(ctx, key, md); err != nil {
 					return false, err
 				}
 				return md.Annotations[AnnotationErrorReason] == ReasonInvalidConfiguration &&
 					strings.Contains(md.Annotations[AnnotationErrorMessage], tc.wantMessage), nil
 			})
-			waitFor(t, "a Warning event", func() (bool, error) {
+			poll.UntilTrue(t, 30*time.Second, "a Warning event", func() (bool, error) {
 				list := &eventsv1.EventList{}
 				if err := env.Client.List(ctx, list, ctrlruntimeclient.InNamespace(ns)); err != nil {
 					return false, err
@@ -100,7 +100,7 @@ func TestInvalidTemplateIsReported(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, "the error annotations to go and a MachineSet", func() (bool, error) {
+			poll.UntilTrue(t, 30*time.Second, "the error annotations to go and a MachineSet", func() (bool, error) {
 				if err := env.Client.Get(ctx, key, md); err != nil {
 					return false, err
 				}
@@ -123,13 +123,6 @@ func TestInvalidTemplateIsReported(t *testing.T) {
 // setProviderSpec sets the template's providerSpec.value.
 func setProviderSpec(md *clusterv1alpha1.MachineDeployment, value string) {
 	md.Spec.Template.Spec.ProviderSpec.Value = &runtime.RawExtension{Raw: []byte(value)}
-}
-
-// waitFor polls cond for up to 30 s and fails the test when it does not
-// hold by then.
-func waitFor(t *testing.T, what string, cond func() (bool, error)) {
-	t.Helper()
-	poll.UntilTrue(t, 30*time.Second, what, cond)
 }
 
 // startController runs the MachineDeployment controller with the KubeVirt

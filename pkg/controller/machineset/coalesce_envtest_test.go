@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/coalesce"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
@@ -105,7 +106,7 @@ func makeReady(t *testing.T, env *envtest.Env, m *clusterv1alpha1.Machine) {
 func waitForStatus(t *testing.T, env *envtest.Env, ms *clusterv1alpha1.MachineSet, want clusterv1alpha1.MachineSetStatus) {
 	t.Helper()
 	key := ctrlruntimeclient.ObjectKeyFromObject(ms)
-	waitFor(t, fmt.Sprintf("MachineSet status %+v", want), func() (bool, error) {
+	poll.UntilTrue(t, 30*time.Second, fmt.Sprintf("MachineSet status %+v", want), func() (bool, error) {
 		got := &clusterv1alpha1.MachineSet{}
 		err := env.Client.Get(t.Context(), key, got)
 		want.ObservedGeneration = got.Generation

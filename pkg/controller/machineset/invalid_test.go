@@ -41,14 +41,14 @@ func TestInvalidSelectorIsReported(t *testing.T) {
 	}
 	key := ctrlruntimeclient.ObjectKeyFromObject(ms)
 	const wantMessage = "spec.selector does not match spec.template.metadata.labels"
-	waitFor(t, "status.errorReason and errorMessage", func() (bool, error) {
+	poll.UntilTrue(t, 30*time.Second, "status.errorReason and errorMessage", func() (bool, error) {
 		if err := env.Client.Get(ctx, key, ms); err != nil {
 			return false, err
 		}
 		return ms.Status.ErrorReason != nil && string(*ms.Status.ErrorReason) == ReasonInvalidConfiguration &&
 			ptr.Deref(ms.Status.ErrorMessage, "") == wantMessage, nil
 	})
-	waitFor(t, "a Warning event", func() (bool, error) {
+	poll.UntilTrue(t, 30*time.Second, "a Warning event", func() (bool, error) {
 		list := &eventsv1.EventList{}
 		if err := env.Client.List(ctx, list, ctrlruntimeclient.InNamespace(ns)); err != nil {
 			return false, err
@@ -63,7 +63,7 @@ func TestInvalidSelectorIsReported(t *testing.T) {
 	if err := env.Client.Update(ctx, ms); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the error to go and a Machine", func() (bool, error) {
+	poll.UntilTrue(t, 30*time.Second, "the error to go and a Machine", func() (bool, error) {
 		if err := env.Client.Get(ctx, key, ms); err != nil {
 			return false, err
 		}
@@ -73,13 +73,6 @@ func TestInvalidSelectorIsReported(t *testing.T) {
 		}
 		return ms.Status.ErrorReason == nil && ms.Status.ErrorMessage == nil && len(machines.Items) == 1, nil
 	})
-}
-
-// waitFor polls cond for up to 30 s and fails the test when it does not
-// hold by then.
-func waitFor(t *testing.T, what string, cond func() (bool, error)) {
-	t.Helper()
-	poll.UntilTrue(t, 30*time.Second, what, cond)
 }
 
 // startController runs the MachineSet controller on env until the test

@@ -1,10 +1,12 @@
 package machineset
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
@@ -22,7 +24,9 @@ func TestStatusOnlyUpdateIsNotReconciled(t *testing.T) {
 
 	ms := createMachineSet(t, env, ns, 0)
 	waitForStatus(t, env, ms, clusterv1alpha1.MachineSetStatus{})
-	settled := waitForNoReconcile(t, time.Second)
+	settled := poll.Settled(t, 30*time.Second, time.Second, "the MachineSet controller's reconciles", func() float64 {
+		return envtest.Reconciles(t, ControllerName)
+	})
 
 	if err := env.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(ms), ms); err != nil {
 		t.Fatal(err)
@@ -32,10 +36,12 @@ func TestStatusOnlyUpdateIsNotReconciled(t *testing.T) {
 	if err := env.Client.Status().Patch(ctx, ms, ctrlruntimeclient.MergeFrom(base)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
-	if got := envtest.Reconciles(t, ControllerName) - settled; got != 0 {
-		t.Fatalf("a status-only update caused %v reconciles, want 0", got)
-	}
+	poll.Holds(t, 2*time.Second, func() error {
+		if got := envtest.Reconciles(t, ControllerName) - settled; got != 0 {
+			return fmt.Errorf("a status-only update caused %v reconciles, want 0", got)
+		}
+		return nil
+	})
 
 	base = ms.DeepCopy()
 	ms.Labels = map[string]string{"team": "b"}
@@ -46,21 +52,4 @@ func TestStatusOnlyUpdateIsNotReconciled(t *testing.T) {
 	if envtest.Reconciles(t, ControllerName) == settled {
 		t.Error("a label change caused no reconcile")
 	}
-}
-
-// waitForNoReconcile waits until the MachineSet controller has not
-// reconciled for quiet and returns its reconcile count.
-func waitForNoReconcile(t *testing.T, quiet time.Duration) float64 {
-	t.Helper()
-	last := envtest.Reconciles(t, ControllerName)
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		time.Sleep(quiet)
-		n := envtest.Reconciles(t, ControllerName)
-		if n == last {
-			return n
-		}
-		last = n
-	}
-	t.Fatal("the MachineSet controller did not stop reconciling within 30s")
-	return 0
 }

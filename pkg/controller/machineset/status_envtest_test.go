@@ -2,8 +2,10 @@ package machineset
 
 import (
 	"testing"
+	"time"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -17,7 +19,7 @@ func TestStatusOfEmptyMachineSet(t *testing.T) {
 	startController(t, env)
 
 	ms := createMachineSet(t, env, ns, 0)
-	waitFor(t, "status.observedGeneration", func() (bool, error) {
+	poll.UntilTrue(t, 30*time.Second, "status.observedGeneration", func() (bool, error) {
 		if err := env.Client.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(ms), ms); err != nil {
 			return false, err
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +20,11 @@ import (
 
 // skipEnv, when "true", makes Start skip the test and New return ErrSkipped.
 const skipEnv = "SKIP_ENVTEST"
+
+// startTimeout bounds the start of etcd and of kube-apiserver, a restart
+// included (controller-runtime's default is 20 s): on 2 busy cores, an API
+// server with every CRD of test/crds takes longer.
+const startTimeout = 2 * time.Minute
 
 // watchDrainTimeout bounds how long a stopping API server waits for its
 // watches to end.
@@ -128,6 +134,9 @@ func New(ctx context.Context, opts ...Option) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := takeSlot(ctx); err != nil {
+		return nil, err
+	}
 	dir, err := controlPlaneBinaries.dir(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -137,9 +146,10 @@ func New(ctx context.Context, opts ...Option) (*Env, error) {
 		return nil, fmt.Errorf("failed to create a work directory: %w", err)
 	}
 	e := &Env{workDir: workDir, env: &crenvtest.Environment{
-		BinaryAssetsDirectory: dir,
-		CRDDirectoryPaths:     paths,
-		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory:    dir,
+		CRDDirectoryPaths:        paths,
+		ErrorIfCRDPathMissing:    true,
+		ControlPlaneStartTimeout: startTimeout,
 	}}
 	if o.machineWebhook {
 		if e.env.WebhookInstallOptions, err = webhookInstallOptions(); err != nil {

@@ -1,0 +1,68 @@
+package envtest
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
+)
+
+// A test process waits while other processes hold every slot and takes
+// one as soon as it is free.
+func TestSlotsLimitTestProcesses(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv(slotsEnv, "1")
+	t.Setenv(slotHeldEnv, "")
+	dir, err := slotDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another process's slot: a lock on its own open file.
+	other, err := os.OpenFile(filepath.Join(dir, "slot-0.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- waitForSlot(t.Context()) }()
+	poll.Holds(t, 500*time.Millisecond, func() error {
+		select {
+		case err := <-done:
+			return errors.Join(errors.New("took the slot another process holds"), err)
+		default:
+			return nil
+		}
+	})
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("waitForSlot after the slot was freed: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the freed slot was not taken within 10s")
+	}
+	if os.Getenv(slotHeldEnv) == "" {
+		t.Errorf("%s is not set for the children of the process that holds the slot", slotHeldEnv)
+	}
+	_ = slotFile.Close()
+	slotFile = nil
+}
+
+func TestSlotsRefuseABadCount(t *testing.T) {
+	for _, v := range []string{"0", "-1", "two"} {
+		t.Setenv(slotsEnv, v)
+		if _, err := slots(); err == nil || !strings.Contains(err.Error(), slotsEnv) {
+			t.Errorf("%s=%s: got %v, want an error naming the variable", slotsEnv, v, err)
+		}
+	}
+}

@@ -33,11 +33,13 @@ help: ## Show this help.
 # after a clean teardown on Ctrl-C) reaches make unchanged, and its signals
 # are its own.
 demo: ## Run the provider against a local control plane built from source: MachineDeployment in, VirtualMachine out.
+	@hack/preflight.sh demo
 	$(GO) build -o $(LOCALBIN)/kubevirt-demo ./cmd/kubevirt-demo
 	$(LOCALBIN)/kubevirt-demo
 
 .PHONY: demo-check
 demo-check: ## Run the demo without waiting for a person: exit 0 once every VM runs and is cleaned up.
+	@hack/preflight.sh demo
 	$(GO) build -o $(LOCALBIN)/kubevirt-demo ./cmd/kubevirt-demo
 	$(LOCALBIN)/kubevirt-demo -once
 
@@ -55,6 +57,7 @@ upstream: ## Build (once) KubeVirt's and CDI's own code the tests run: admission
 
 .PHONY: test
 test: ## Run every test against a real kube-apiserver + etcd and KubeVirt's and CDI's own code (built first if not cached).
+	@hack/preflight.sh test
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" UPSTREAM_BINARIES="$(UPSTREAM_BINARIES)" $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 .PHONY: bench

@@ -33,6 +33,8 @@ if complete; then
   echo "$DEST"
   exit 0
 fi
+# --check only tells whether the binaries are there (exit 0) or not (1).
+[[ "${1:-}" != --check ]] || exit 1
 mkdir -p "$DEST"
 # Test processes of several packages may run this script at once on a cold
 # cache: one builds, the others wait for it and then find the binaries.

@@ -26,16 +26,26 @@ const (
 // delete and verify everything, exit 0, and leave none of the processes it
 // started (etcd, kube-apiserver, kube-controller-manager, virt-controller,
 // cdi-controller) running; it must not print controller-runtime's "never
-// called SetLogger" stack trace.
+// called SetLogger" stack trace. It runs as an ordinary user: as uid 65534
+// when the test runs as root (see newDemoUser), and every process of the
+// demo must run as that user.
 func TestDemoInterruptedWithClosedOutput(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two control planes")
 	}
-	bin := filepath.Join(t.TempDir(), "kubevirt-demo")
+	// The demo's control planes count as this test process's.
+	if err := envtest.TakeSlot(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	user := newDemoUser(t)
+	bin := filepath.Join(user.dir, "kubevirt-demo")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil { //nolint:gosec,noctx // builds this package
 		t.Fatalf("failed to build the demo: %v\n%s", err, out)
 	}
-	workDir := t.TempDir()
+	workDir := filepath.Join(user.dir, "work")
+	if err := user.mkdir(workDir); err != nil {
+		t.Fatal(err)
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +57,8 @@ func TestDemoInterruptedWithClosedOutput(t *testing.T) {
 	cmd := exec.Command(bin, "-work-dir", workDir) //nolint:gosec,noctx // the binary just built; stopped by SIGINT below
 	cmd.Dir = filepath.Join("..", "..")
 	cmd.Stdout, cmd.Stderr = w, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: user.cred}
+	cmd.Env = append(os.Environ(), user.env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -59,12 +71,13 @@ func TestDemoInterruptedWithClosedOutput(t *testing.T) {
 	})
 	lines, up := readUntil(r, "Running until Ctrl-C", demoUpTimeout, exited)
 	if !up {
-		t.Fatalf("the demo did not come up within %s:\n%s\nstderr:\n%s", demoUpTimeout, lines, readFile(stderr.Name()))
+		t.Fatalf("the demo did not come up as %s within %s:\n%s\nstderr:\n%s", user, demoUpTimeout, lines, readFile(stderr.Name()))
 	}
 	started, err := envtest.Descendants(cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
+	user.checkOwns(t, started)
 	if n := len(started); n < 8 {
 		t.Errorf("the demo runs %d processes, want at least 8 (etcd, kube-apiserver and kube-controller-manager twice, virt-controller, cdi-controller): %s", n, describe(started))
 	}

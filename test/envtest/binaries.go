@@ -138,6 +138,22 @@ func UpstreamDir(ctx context.Context) (string, error) {
 	return upstreamBinaries.dir(ctx, nil)
 }
 
+// BinaryDirs builds (or finds) the control-plane and upstream binaries and
+// returns their directories by the environment variable that names each
+// (KUBEBUILDER_ASSETS, UPSTREAM_BINARIES), e.g. to hand them to a process
+// that must not build them itself.
+func BinaryDirs(ctx context.Context) (map[string]string, error) {
+	dirs := map[string]string{}
+	for _, b := range []binarySet{controlPlaneBinaries, upstreamBinaries} {
+		dir, err := b.dir(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		dirs[b.env] = dir
+	}
+	return dirs, nil
+}
+
 // BuildBinaries builds (or finds) the control-plane and upstream binaries
 // ahead of New, writing the build scripts' progress lines to progress: the
 // first build takes many minutes, which a person waiting should see.

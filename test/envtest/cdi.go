@@ -15,8 +15,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // CDINamespace is where CDI's components live, as kubevirt-installer
@@ -27,7 +28,8 @@ const CDINamespace = "cdi"
 // cdi-controller binds its metrics to the fixed port 8443.
 var cdiControllerLock = filepath.Join(os.TempDir(), "kubevirt-kkp-cdi-controller.lock")
 
-// cdiControllerScript runs cdi-controller in a mount namespace of its own:
+// cdiControllerScript runs cdi-controller in a mount namespace of its own
+// (see privateMounts):
 // it reads its token signing keys and the upload server's signing CAs from
 // fixed paths under /var/run and writes /tmp/ready, so both /run and /tmp are
 // private tmpfs there, and the host's stay untouched. $1 holds the keys, the
@@ -70,14 +72,12 @@ const cdiLockTimeout = 30 * time.Minute
 
 // startCDI installs the CDI CR and starts cdi-controller.
 func (e *Env) startCDI(ctx context.Context) error {
-	lockCtx, cancel := context.WithTimeout(ctx, cdiLockTimeout)
-	defer cancel()
-	unlock, err := lockFile(lockCtx, cdiControllerLock)
+	unlock, err := lockFile(ctx, cdiControllerLock, cdiLockTimeout)
 	if err != nil {
 		return fmt.Errorf("failed to wait for another cdi-controller on this machine to stop: %w", err)
 	}
 	e.unlocks = append(e.unlocks, unlock)
-	ctx, cancel = context.WithTimeout(ctx, kubeVirtStartTimeout)
+	ctx, cancel := context.WithTimeout(ctx, kubeVirtStartTimeout)
 	defer cancel()
 	if err := e.ensureNamespace(ctx, CDINamespace); err != nil {
 		return err
@@ -107,9 +107,13 @@ func (e *Env) startCDI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	wrap, err := privateMounts()
+	if err != nil {
+		return err
+	}
 	err = e.startComponent(ctx, processSpec{
 		name: "cdi-controller", path: CDIController,
-		wrap: []string{"unshare", "--mount", "--propagation", "private", "sh", "-c", cdiControllerScript, "cdi-controller", dir},
+		wrap: append(wrap, "sh", "-c", cdiControllerScript, "cdi-controller", dir),
 		env: []string{
 			"IMPORTER_IMAGE=" + images["importer"], "CLONER_IMAGE=" + images["cloner"],
 			"UPLOADSERVER_IMAGE=" + images["uploadServer"], "OVIRT_POPULATOR_IMAGE=" + images["importer"],
@@ -153,24 +157,49 @@ func writeCDIFiles(dir, kubeconfig string) error {
 	return nil
 }
 
-// lockFile takes an exclusive lock on path, waiting while another process
-// holds it, and returns its release.
-func lockFile(ctx context.Context, path string) (func() error, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+// lockFile takes an exclusive lock on path, waiting up to timeout while
+// another process holds it, and returns its release.
+func lockFile(ctx context.Context, path string, timeout time.Duration) (func() error, error) {
+	f, err := openShared(path)
 	if err != nil {
 		return nil, err
 	}
-	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(context.Context) (bool, error) {
+	err = poll.Wait(ctx, timeout, func() error {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return false, nil
+			return fmt.Errorf("%s is held by another process", path)
 		}
-		return err == nil, err
+		return poll.Final(err)
 	})
 	if err != nil {
 		return nil, errors.Join(err, f.Close())
 	}
 	return f.Close, nil
+}
+
+// openShared opens path for flock, creating it readable for every user:
+// the lock is the machine's, whoever takes it first. An existing file is
+// opened without O_CREATE, which the kernel refuses (fs.protected_regular)
+// on another user's file in a sticky directory such as /tmp.
+func openShared(path string) (*os.File, error) {
+	f, err := os.Open(path) //nolint:gosec // the lock's own path
+	if err == nil {
+		// A lock made private by an older version: its owner opens it up.
+		_ = f.Chmod(0o644)
+		return f, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("failed to open the lock %s: %w", path, err)
+	}
+	f, err = os.OpenFile(path, os.O_CREATE|os.O_RDONLY, 0o644) //nolint:gosec // the lock's own path
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the lock %s: %w", path, err)
+	}
+	// Not limited by the umask: others open it too.
+	if err := f.Chmod(0o644); err != nil {
+		return nil, errors.Join(fmt.Errorf("failed to make the lock %s readable: %w", path, err), f.Close())
+	}
+	return f, nil
 }
 
 // uploadSigners creates what cdi-operator provides for host-assisted clones:

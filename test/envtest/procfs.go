@@ -96,6 +96,23 @@ func (p Process) Kill() error {
 	return nil
 }
 
+// UID returns the real user ID the process runs with, as seen from this
+// process's user namespace.
+func (p Process) UID() (int, error) {
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID), "status"))
+	if err != nil {
+		return 0, fmt.Errorf("failed to read the status of %s: %w", p, err)
+	}
+	for line := range strings.Lines(string(raw)) {
+		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+			if fields := strings.Fields(rest); len(fields) > 0 {
+				return strconv.Atoi(fields[0])
+			}
+		}
+	}
+	return 0, fmt.Errorf("no Uid line in the status of %s", p)
+}
+
 // zombieState marks a process that has ended but was not waited for.
 const zombieState = "Z"
 

@@ -22,6 +22,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csinodeplugin"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 func TestAddons(t *testing.T) {
@@ -40,7 +41,7 @@ func TestAddons(t *testing.T) {
 	o.CSINodePlugin.ResyncInterval = 0
 	r := startController(t, infra.Config, o, nil, -1)
 	createTenant(t, ic, "cluster-a", tenantEnv.KubeconfigBytes)
-	eventually(t, wait, func() error {
+	poll.Until(t, wait, func() error {
 		return ic.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: csiaccess.TokenSecretName}, &corev1.Secret{})
 	})
 	fillToken(t, infra, "cluster-a")
@@ -50,7 +51,7 @@ func TestAddons(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("the manifests are applied", func(t *testing.T) {
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			for _, obj := range want {
 				if _, err := get(ctx, tc, obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName()); err != nil {
 					return err
@@ -61,10 +62,10 @@ func TestAddons(t *testing.T) {
 	})
 	t.Run("the tenant cluster holds no infra credentials", func(t *testing.T) {
 		var infraSecret corev1.Secret
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			return ic.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: csiaccess.KubeconfigSecretName}, &infraSecret)
 		})
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			err := tc.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(legacy), &corev1.Secret{})
 			switch {
 			case apierrors.IsNotFound(err):
@@ -112,7 +113,7 @@ func TestAddons(t *testing.T) {
 		if err := tc.Delete(ctx, &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "csi.kubevirt.io"}}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			if err := tc.Get(ctx, key, &ds); err != nil {
 				return err
 			}
@@ -129,7 +130,7 @@ func TestAddons(t *testing.T) {
 		if err := ic.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-a", Name: "tenant-kubeconfig"}}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			if n := r.controllers.CSINodePlugin.RunningWatches(); n != 0 {
 				return fmt.Errorf("running watches = %d, want 0", n)
 			}

@@ -24,6 +24,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcomponents"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // TestCCMAccess checks the CCM profile's objects in tenant namespaces and
@@ -42,7 +43,7 @@ func TestCCMAccess(t *testing.T) {
 	createTenant(t, c, "cluster-b", nil)
 
 	t.Run("both profiles' objects appear", func(t *testing.T) {
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			for _, ns := range []string{"cluster-a", "cluster-b"} {
 				if err := errors.Join(checkAccessObjects(ctx, c, ns), checkProfileObjects(ctx, c, ns, ccm)); err != nil {
 					return err
@@ -52,7 +53,7 @@ func TestCCMAccess(t *testing.T) {
 		})
 	})
 	t.Run("the ClusterRoleBinding names the CCM of every tenant namespace", func(t *testing.T) {
-		eventually(t, wait, func() error { return checkClusterAccess(ctx, c, ccm, "cluster-a", "cluster-b") })
+		poll.Until(t, wait, func() error { return checkClusterAccess(ctx, c, ccm, "cluster-a", "cluster-b") })
 	})
 	t.Run("a hand-edited ClusterRoleBinding is restored", func(t *testing.T) {
 		var b rbacv1.ClusterRoleBinding
@@ -63,12 +64,12 @@ func TestCCMAccess(t *testing.T) {
 		if err := c.Update(ctx, &b); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error { return checkClusterAccess(ctx, c, ccm, "cluster-a", "cluster-b") })
+		poll.Until(t, wait, func() error { return checkClusterAccess(ctx, c, ccm, "cluster-a", "cluster-b") })
 	})
 	t.Run("the kubeconfig grants what the CCM needs and nothing more", func(t *testing.T) {
 		fillProfileToken(t, env, "cluster-a", ccm)
 		var s corev1.Secret
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: ccm.KubeconfigSecretName}, &s)
 		})
 		checkCCMKubeconfig(t, s.Data[csiaccess.KubeconfigKey], "cluster-a")
@@ -77,13 +78,13 @@ func TestCCMAccess(t *testing.T) {
 		if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cluster-b"}}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error { return checkClusterAccess(ctx, c, ccm, "cluster-a") })
+		poll.Until(t, wait, func() error { return checkClusterAccess(ctx, c, ccm, "cluster-a") })
 	})
 	t.Run("without tenant namespaces the ClusterRole and binding are deleted", func(t *testing.T) {
 		if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cluster-a"}}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			key := ctrlruntimeclient.ObjectKey{Name: ccm.ClusterObjectName()}
 			for _, obj := range []ctrlruntimeclient.Object{&rbacv1.ClusterRoleBinding{}, &rbacv1.ClusterRole{}} {
 				if err := c.Get(ctx, key, obj); !apierrors.IsNotFound(err) {
@@ -95,7 +96,7 @@ func TestCCMAccess(t *testing.T) {
 	})
 	t.Run("a new tenant namespace brings them back", func(t *testing.T) {
 		createTenant(t, c, "cluster-c", nil)
-		eventually(t, wait, func() error { return checkClusterAccess(ctx, c, ccm, "cluster-c") })
+		poll.Until(t, wait, func() error { return checkClusterAccess(ctx, c, ccm, "cluster-c") })
 	})
 }
 
@@ -198,10 +199,10 @@ func TestCCM(t *testing.T) {
 	cmKey := ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: addons.CCMConfigMapName}
 
 	t.Run("nothing until the infra kubeconfig exists", func(t *testing.T) {
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: ccm.TokenSecretName}, &corev1.Secret{})
 		})
-		never(t, 2*time.Second, func() error { return absent(ctx, c, key) })
+		poll.Holds(t, 2*time.Second, func() error { return absent(ctx, c, key) })
 		// The CSI profile is switched off: its objects are not made.
 		err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: csiaccess.Name}, &corev1.ServiceAccount{})
 		if !apierrors.IsNotFound(err) {
@@ -211,7 +212,7 @@ func TestCCM(t *testing.T) {
 	fillProfileToken(t, infra, "cluster-a", ccm)
 	var first appsv1.Deployment
 	t.Run("the ConfigMap and Deployment appear", func(t *testing.T) {
-		eventually(t, wait, func() error { return checkCCM(ctx, c, key, &first) })
+		poll.Until(t, wait, func() error { return checkCCM(ctx, c, key, &first) })
 		var cm corev1.ConfigMap
 		if err := c.Get(ctx, cmKey, &cm); err != nil {
 			t.Fatal(err)
@@ -233,7 +234,7 @@ func TestCCM(t *testing.T) {
 		if err := c.Update(ctx, &cm); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			if err := c.Get(ctx, cmKey, &cm); err != nil {
 				return err
 			}
@@ -248,7 +249,7 @@ func TestCCM(t *testing.T) {
 	})
 	t.Run("a new tenant kubeconfig restarts the pods", func(t *testing.T) {
 		updateTenantKubeconfig(t, c, "cluster-a", append(slices.Clone(tenantEnv.KubeconfigBytes), "\n# rotated\n"...))
-		eventually(t, wait, func() error { return hashChanged(ctx, c, key, &first) })
+		poll.Until(t, wait, func() error { return hashChanged(ctx, c, key, &first) })
 	})
 	t.Run("a new infra kubeconfig restarts the pods", func(t *testing.T) {
 		var now appsv1.Deployment
@@ -263,14 +264,14 @@ func TestCCM(t *testing.T) {
 		if err := c.Update(ctx, &s); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error { return hashChanged(ctx, c, key, &now) })
+		poll.Until(t, wait, func() error { return hashChanged(ctx, c, key, &now) })
 	})
 	t.Run("both are removed with the tenant kubeconfig", func(t *testing.T) {
 		tk := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-a", Name: "tenant-kubeconfig"}}
 		if err := c.Delete(ctx, tk); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			if err := absent(ctx, c, key); err != nil {
 				return err
 			}
@@ -325,7 +326,7 @@ func checkReconcileWritesNothing(t *testing.T, c ctrlruntimeclient.Client, count
 	if err := c.Update(ctx, &ns); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, wait, func() error {
+	poll.Until(t, wait, func() error {
 		if n := envtest.Reconciles(t, name); n <= before {
 			return fmt.Errorf("no reconcile yet (%v)", n)
 		}
@@ -350,14 +351,14 @@ func TestCCMSwitchedOff(t *testing.T) {
 	createTenant(t, c, "cluster-a", tenantEnv.KubeconfigBytes)
 	createTenant(t, c, "cluster-b", nil)
 	foreign := foreignDeployment(t, c, "cluster-b")
-	eventually(t, wait, func() error {
+	poll.Until(t, wait, func() error {
 		return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: csiaccess.CCM().TokenSecretName}, &corev1.Secret{})
 	})
 	fillProfileToken(t, infra, "cluster-a", csiaccess.CCM())
 	key := ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: addons.CCMName}
 	cmKey := ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: addons.CCMConfigMapName}
 	pair := ctrlruntimeclient.ObjectKey{Name: csiaccess.CCM().ClusterObjectName()}
-	eventually(t, wait, func() error {
+	poll.Until(t, wait, func() error {
 		if err := c.Get(ctx, key, &appsv1.Deployment{}); err != nil {
 			return err
 		}
@@ -370,7 +371,7 @@ func TestCCMSwitchedOff(t *testing.T) {
 	running.stop()
 	o.EnableCCM = false
 	startController(t, infra.Config, o, nil, -1)
-	eventually(t, wait, func() error {
+	poll.Until(t, wait, func() error {
 		for _, obj := range []struct {
 			key ctrlruntimeclient.ObjectKey
 			obj ctrlruntimeclient.Object

@@ -13,6 +13,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // infraCall is one request a component sends to the infra API server: a
@@ -228,7 +229,7 @@ func TestCSIAccessCalls(t *testing.T) {
 		t.Run(tt.name+" may make its calls", func(t *testing.T) {
 			// The Role, RoleBinding and ClusterRoleBinding appear in
 			// no fixed order, and the authorizer sees them a moment later.
-			eventually(t, wait, func() error { return checkCalls(t.Context(), cs, user, tt.allowed, true) })
+			poll.Until(t, wait, func() error { return checkCalls(t.Context(), cs, user, tt.allowed, true) })
 		})
 		t.Run(tt.name+" may not make others", func(t *testing.T) {
 			if err := checkCalls(t.Context(), cs, user, tt.forbidden, false); err != nil {

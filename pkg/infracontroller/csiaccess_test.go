@@ -23,6 +23,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 func TestCSIAccess(t *testing.T) {
@@ -42,7 +43,7 @@ func TestCSIAccess(t *testing.T) {
 	createTenant(t, c, "cluster-csi", nil)
 
 	t.Run("ServiceAccount, Role, RoleBinding and token Secret appear", func(t *testing.T) {
-		eventually(t, wait, func() error { return checkAccessObjects(ctx, c, "cluster-csi") })
+		poll.Until(t, wait, func() error { return checkAccessObjects(ctx, c, "cluster-csi") })
 	})
 	t.Run("a hand-edited Role is restored", func(t *testing.T) {
 		var r rbacv1.Role
@@ -53,19 +54,19 @@ func TestCSIAccess(t *testing.T) {
 		if err := c.Update(ctx, &r); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error { return checkAccessObjects(ctx, c, "cluster-csi") })
+		poll.Until(t, wait, func() error { return checkAccessObjects(ctx, c, "cluster-csi") })
 	})
 	t.Run("the kubeconfig grants what the Role allows and nothing more", func(t *testing.T) {
 		fillToken(t, env, "cluster-csi")
 		var s corev1.Secret
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-csi", Name: csiaccess.KubeconfigSecretName}, &s)
 		})
 		checkKubeconfig(t, s.Data[csiaccess.KubeconfigKey], "cluster-csi")
 	})
 	t.Run("a Role we did not create is never touched", func(t *testing.T) {
 		// The rest of that namespace's objects are made; the Role stays.
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-foreign", Name: csiaccess.Name}, &rbacv1.RoleBinding{})
 		})
 		var got rbacv1.Role
@@ -95,7 +96,7 @@ func TestCSIAccessSnapshots(t *testing.T) {
 			if snapshots {
 				want.Rules = append(want.Rules, csiaccess.SnapshotRules()...)
 			}
-			eventually(t, wait, func() error { return checkProfileObjects(ctx, c, "cluster-snap", want) })
+			poll.Until(t, wait, func() error { return checkProfileObjects(ctx, c, "cluster-snap", want) })
 			for _, verb := range []string{"get", "create", "delete"} {
 				checkAllowed(t, env, "cluster-snap", csiaccess.Name, "snapshot.storage.k8s.io", "volumesnapshots", verb, snapshots)
 			}

@@ -29,6 +29,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcomponents"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // hashAnnotation is the pod template annotation with the kubeconfigs' hash.
@@ -60,15 +61,15 @@ func TestCSIController(t *testing.T) {
 	key := ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: addons.ControllerName}
 
 	t.Run("nothing until the infra kubeconfig exists", func(t *testing.T) {
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: csiaccess.TokenSecretName}, &corev1.Secret{})
 		})
-		never(t, 2*time.Second, func() error { return absent(ctx, c, key) })
+		poll.Holds(t, 2*time.Second, func() error { return absent(ctx, c, key) })
 	})
 	fillToken(t, infra, "cluster-a")
 	var first appsv1.Deployment
 	t.Run("the Deployment appears with both kubeconfigs", func(t *testing.T) {
-		eventually(t, wait, func() error { return checkCSIController(ctx, c, key, &first) })
+		poll.Until(t, wait, func() error { return checkCSIController(ctx, c, key, &first) })
 		if got := containerImage(&first, "csi-provisioner"); got != "example.com/provisioner:v1" {
 			t.Errorf("provisioner image = %q, want the overridden one", got)
 		}
@@ -83,7 +84,7 @@ func TestCSIController(t *testing.T) {
 		}
 	})
 	t.Run("re-applying an unchanged Deployment writes nothing", func(t *testing.T) {
-		never(t, 2*time.Second, func() error { return deploymentUnchanged(ctx, c, &first) })
+		poll.Holds(t, 2*time.Second, func() error { return deploymentUnchanged(ctx, c, &first) })
 		checkReconcileWritesNothing(t, c, counter, tenantcomponents.CSI().ControllerName, "cluster-a")
 	})
 	t.Run("a hand edit is taken back", func(t *testing.T) {
@@ -93,7 +94,7 @@ func TestCSIController(t *testing.T) {
 		if err := c.Update(ctx, d); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			var have appsv1.Deployment
 			if err := checkCSIController(ctx, c, key, &have); err != nil {
 				return err
@@ -108,7 +109,7 @@ func TestCSIController(t *testing.T) {
 		if err := c.Delete(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			var have appsv1.Deployment
 			if err := checkCSIController(ctx, c, key, &have); err != nil {
 				return err
@@ -121,7 +122,7 @@ func TestCSIController(t *testing.T) {
 	})
 	t.Run("a new tenant kubeconfig restarts the pods", func(t *testing.T) {
 		updateTenantKubeconfig(t, c, "cluster-a", append(slices.Clone(tenantEnv.KubeconfigBytes), "\n# rotated\n"...))
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			var have appsv1.Deployment
 			if err := c.Get(ctx, key, &have); err != nil {
 				return err
@@ -137,10 +138,10 @@ func TestCSIController(t *testing.T) {
 		if err := c.Delete(ctx, tk); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error { return absent(ctx, c, key) })
+		poll.Until(t, wait, func() error { return absent(ctx, c, key) })
 	})
 	t.Run("a Deployment that is not ours is left alone", func(t *testing.T) {
-		never(t, time.Second, func() error { return deploymentUnchanged(ctx, c, foreign) })
+		poll.Holds(t, time.Second, func() error { return deploymentUnchanged(ctx, c, foreign) })
 	})
 }
 
@@ -155,13 +156,13 @@ func TestCSIControllerSwitches(t *testing.T) {
 	o.CSIController.Params.Snapshots, o.CSIController.Params.DisableResizer = true, true
 	startController(t, infra.Config, o, nil, -1)
 	createTenant(t, c, "cluster-a", tenantEnv.KubeconfigBytes)
-	eventually(t, wait, func() error {
+	poll.Until(t, wait, func() error {
 		return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: csiaccess.TokenSecretName}, &corev1.Secret{})
 	})
 	fillToken(t, infra, "cluster-a")
 	key := ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: addons.ControllerName}
 	var d appsv1.Deployment
-	eventually(t, wait, func() error { return checkCSIController(ctx, c, key, &d) })
+	poll.Until(t, wait, func() error { return checkCSIController(ctx, c, key, &d) })
 	if got := containerImage(&d, "csi-snapshotter"); got != addons.DefaultSnapshotterImage {
 		t.Errorf("snapshotter image = %q, want the default", got)
 	}
@@ -176,9 +177,9 @@ func TestCSIControllerSwitches(t *testing.T) {
 	if err := c.Create(ctx, sc); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, wait, driverEnforcementHas(ctx, c, key, "- fast-snap"))
+	poll.Until(t, wait, driverEnforcementHas(ctx, c, key, "- fast-snap"))
 	annotate(t, c, "fast", storageclass.SnapshotClassAnnotation, "fast-snap-2")
-	eventually(t, wait, driverEnforcementHas(ctx, c, key, "- fast-snap-2"))
+	poll.Until(t, wait, driverEnforcementHas(ctx, c, key, "- fast-snap-2"))
 }
 
 // driverEnforcementHas returns an error until the driver container of the

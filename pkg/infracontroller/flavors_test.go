@@ -17,6 +17,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 const wait = 20 * time.Second
@@ -87,7 +88,7 @@ func TestFlavors(t *testing.T) {
 
 	t.Run("every built-in reaches a tenant namespace", func(t *testing.T) {
 		for _, b := range builtins {
-			eventually(t, wait, func() error { return hasCopy(ctx, c, b.gvk, "cluster-a", b.name, nil, b.spec) })
+			poll.Until(t, wait, func() error { return hasCopy(ctx, c, b.gvk, "cluster-a", b.name, nil, b.spec) })
 		}
 	})
 	custom := object(flavors.PresetGVK, "default", "custom", map[string]string{"team": "a"}, presetSpec("1"))
@@ -97,16 +98,16 @@ func TestFlavors(t *testing.T) {
 		}
 		createTenant(t, c, "cluster-b", nil)
 		for _, ns := range []string{"cluster-a", "cluster-b"} {
-			eventually(t, wait, func() error {
+			poll.Until(t, wait, func() error {
 				return hasCopy(ctx, c, flavors.PresetGVK, ns, "custom", map[string]string{"team": "a"}, presetSpec("1"))
 			})
 		}
-		never(t, time.Second, func() error { return isGone(ctx, c, flavors.PresetGVK, "other", "custom") })
+		poll.Holds(t, time.Second, func() error { return isGone(ctx, c, flavors.PresetGVK, "other", "custom") })
 	})
 	t.Run("a change in the source namespace reaches every copy", func(t *testing.T) {
 		changeSource(t, c, "custom", map[string]string{"team": "b"}, presetSpec("3"))
 		for _, ns := range []string{"cluster-a", "cluster-b"} {
-			eventually(t, wait, func() error {
+			poll.Until(t, wait, func() error {
 				return hasCopy(ctx, c, flavors.PresetGVK, ns, "custom", map[string]string{"team": "b"}, presetSpec("3"))
 			})
 		}
@@ -122,7 +123,7 @@ func TestFlavors(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, ns := range []string{"cluster-a", "cluster-b"} {
-			eventually(t, wait, func() error { return isGone(ctx, c, flavors.PresetGVK, ns, "custom") })
+			poll.Until(t, wait, func() error { return isGone(ctx, c, flavors.PresetGVK, ns, "custom") })
 		}
 		if err := hasCopy(ctx, c, flavors.PresetGVK, "cluster-a", "kubermatic-standard", nil, builtins[0].spec); err != nil {
 			t.Errorf("the built-in preset went away with the copy: %v", err)
@@ -169,8 +170,8 @@ func checkForeignUntouched(t *testing.T, c ctrlruntimeclient.Client) {
 	if err := c.Create(ctx, object(flavors.PresetGVK, "default", "collide", nil, presetSpec("7"))); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, wait, func() error { return hasCopy(ctx, c, flavors.PresetGVK, "cluster-b", "collide", nil, presetSpec("7")) })
-	never(t, 2*time.Second, func() error {
+	poll.Until(t, wait, func() error { return hasCopy(ctx, c, flavors.PresetGVK, "cluster-b", "collide", nil, presetSpec("7")) })
+	poll.Holds(t, 2*time.Second, func() error {
 		var errs []error
 		for _, want := range foreign {
 			got, err := get(ctx, c, flavors.PresetGVK, "cluster-a", want.GetName())
@@ -186,7 +187,7 @@ func checkForeignUntouched(t *testing.T, c ctrlruntimeclient.Client) {
 	if err := c.Delete(ctx, object(flavors.PresetGVK, "default", "collide", nil, nil)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, wait, func() error { return isGone(ctx, c, flavors.PresetGVK, "cluster-b", "collide") })
+	poll.Until(t, wait, func() error { return isGone(ctx, c, flavors.PresetGVK, "cluster-b", "collide") })
 	if _, err := get(ctx, c, flavors.PresetGVK, "cluster-a", "collide"); err != nil {
 		t.Errorf("deleting the source deleted a foreign preset of the same name: %v", err)
 	}
@@ -208,10 +209,10 @@ func checkHandEditsUndone(t *testing.T, c ctrlruntimeclient.Client) {
 	if err := c.Delete(ctx, object(flavors.PresetGVK, "cluster-b", "custom", nil, nil)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, wait, func() error {
+	poll.Until(t, wait, func() error {
 		return hasCopy(ctx, c, flavors.InstancetypeGVK, "cluster-a", "standard-4", nil, builtins[2].spec)
 	})
-	eventually(t, wait, func() error {
+	poll.Until(t, wait, func() error {
 		return hasCopy(ctx, c, flavors.PresetGVK, "cluster-b", "custom", map[string]string{"team": "b"}, presetSpec("3"))
 	})
 }
@@ -222,7 +223,7 @@ func checkSwitchedOff(t *testing.T, c ctrlruntimeclient.Client) {
 	t.Helper()
 	ctx := t.Context()
 	for _, b := range builtins[:4] {
-		eventually(t, wait, func() error { return isGone(ctx, c, b.gvk, "cluster-a", b.name) })
+		poll.Until(t, wait, func() error { return isGone(ctx, c, b.gvk, "cluster-a", b.name) })
 	}
 	if err := hasCopy(ctx, c, flavors.PreferenceGVK, "cluster-a", "sockets-advantage", nil, builtins[4].spec); err != nil {
 		t.Errorf("the preference went away with the instancetypes: %v", err)
@@ -247,7 +248,7 @@ func TestInstancetypeSeries(t *testing.T) {
 	createTenant(t, c, "cluster-a", nil)
 	series := append(flavors.PerformanceInstancetypes(), flavors.DensityInstancetypes()...)
 	for _, it := range series {
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			return hasCopy(ctx, c, flavors.InstancetypeGVK, "cluster-a", it.GetName(), nil, it.Object["spec"])
 		})
 	}
@@ -255,7 +256,7 @@ func TestInstancetypeSeries(t *testing.T) {
 	o.Flavors.PerformanceInstancetypes, o.Flavors.DensityInstancetypes = false, false
 	startController(t, infra.Config, o, nil, -1)
 	for _, it := range series {
-		eventually(t, wait, func() error { return isGone(ctx, c, flavors.InstancetypeGVK, "cluster-a", it.GetName()) })
+		poll.Until(t, wait, func() error { return isGone(ctx, c, flavors.InstancetypeGVK, "cluster-a", it.GetName()) })
 	}
 	if err := hasCopy(ctx, c, flavors.InstancetypeGVK, "cluster-a", "standard-2", nil, flavors.StandardInstancetypes()[0].Object["spec"]); err != nil {
 		t.Errorf("the standard series went with the others: %v", err)

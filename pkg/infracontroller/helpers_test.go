@@ -3,7 +3,6 @@ package infracontroller_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"os"
 	"sync"
@@ -128,39 +127,11 @@ func createTenant(tb testing.TB, c ctrlruntimeclient.Client, name string, kubeco
 	}
 }
 
-// eventually polls check until it returns nil, failing the test with the
-// last error after timeout.
-func eventually(tb testing.TB, timeout time.Duration, check func() error) {
-	tb.Helper()
-	poll.Until(tb, timeout, check)
-}
-
-// never checks that check keeps returning nil for d.
-func never(tb testing.TB, d time.Duration, check func() error) {
-	tb.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if err := check(); err != nil {
-			tb.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // quiesce waits until the flavor controller has not finished a reconcile
 // for a while.
 func quiesce(tb testing.TB, r *running) {
 	tb.Helper()
-	last, since := r.controllers.Flavors.Reconciles(), time.Now()
-	eventually(tb, time.Minute, func() error {
-		if n := r.controllers.Flavors.Reconciles(); n != last {
-			last, since = n, time.Now()
-		}
-		if time.Since(since) < 500*time.Millisecond {
-			return errors.New("still reconciling")
-		}
-		return nil
-	})
+	poll.Settled(tb, time.Minute, 500*time.Millisecond, "the flavor controller's reconciles", r.controllers.Flavors.Reconciles)
 }
 
 func object(gvk schema.GroupVersionKind, namespace, name string, labels map[string]string, spec map[string]any) *unstructured.Unstructured {

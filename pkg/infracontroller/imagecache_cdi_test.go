@@ -17,6 +17,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/imagecache"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // TestImageCacheAcceptedByCDI has CDI v1.65's own cdi-controller take a
@@ -35,7 +36,7 @@ func TestImageCacheAcceptedByCDI(t *testing.T) {
 		t.Fatal(err)
 	}
 	profileWait := 2 * time.Minute
-	eventually(t, profileWait, func() error { return profileWithoutAccessModes(ctx, c, class) })
+	poll.Until(t, profileWait, func() error { return profileWithoutAccessModes(ctx, c, class) })
 	createTenant(t, c, ns, nil)
 	o := infracontroller.DefaultOptions()
 	o.Flavors, o.EnableStorageClasses, o.EnableCSIAccess = flavorsOff(), false, false
@@ -49,7 +50,7 @@ func TestImageCacheAcceptedByCDI(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := imagecache.NamedDataVolumeName("debian")
-	eventually(t, profileWait, func() error {
+	poll.Until(t, profileWait, func() error {
 		pvc := &corev1.PersistentVolumeClaim{}
 		if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: ns, Name: name}, pvc); err != nil {
 			state, refused := dataVolumeState(ctx, c, ns, name)

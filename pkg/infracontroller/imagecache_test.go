@@ -20,6 +20,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	infraimagecache "github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/imagecache"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 const cacheGrace = 2 * time.Second
@@ -59,10 +60,10 @@ func TestImageCache(t *testing.T) {
 	ubuntu := imagecache.NamedDataVolumeName("ubuntu")
 
 	t.Run("a named image is imported as a DataVolume", func(t *testing.T) {
-		eventually(t, wait, func() error { return checkImage(ctx, c, ns, ubuntu, "http://images/ubuntu-1.img", "fast", "10Gi") })
+		poll.Until(t, wait, func() error { return checkImage(ctx, c, ns, ubuntu, "http://images/ubuntu-1.img", "fast", "10Gi") })
 	})
 	t.Run("images of invalid sizes are never imported", func(t *testing.T) {
-		never(t, time.Second, func() error {
+		poll.Holds(t, time.Second, func() error {
 			for _, name := range []string{"huge", "fraction", "negative"} {
 				if err := gone(ctx, c, ns, imagecache.NamedDataVolumeName(name)); err != nil {
 					return err
@@ -70,19 +71,19 @@ func TestImageCache(t *testing.T) {
 			}
 			return nil
 		})
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			return checkWarning(ctx, c, cm, infrav1alpha1.ReasonInvalidConfig, []string{"huge", "fraction", "negative"})
 		})
 	})
 	t.Run("a DataVolume of the same name we did not create is left alone", func(t *testing.T) {
-		never(t, time.Second, func() error { return unchanged(ctx, c, foreignNamed) })
+		poll.Holds(t, time.Second, func() error { return unchanged(ctx, c, foreignNamed) })
 	})
 	t.Run("a changed image re-creates its unused DataVolume", func(t *testing.T) {
 		cm.Data["ubuntu"] = "url: http://images/ubuntu-2.img\nsize: 10Gi\nstorageClassName: fast\n"
 		if err := c.Update(ctx, cm); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error { return checkImage(ctx, c, ns, ubuntu, "http://images/ubuntu-2.img", "fast", "10Gi") })
+		poll.Until(t, wait, func() error { return checkImage(ctx, c, ns, ubuntu, "http://images/ubuntu-2.img", "fast", "10Gi") })
 	})
 	t.Run("a cache volume stays while a VM clones it and goes after the grace period", func(t *testing.T) {
 		name := imagecache.DataVolumeName("http://images/fedora.img", "fast")
@@ -94,12 +95,12 @@ func TestImageCache(t *testing.T) {
 		if err := c.Create(ctx, vm); err != nil {
 			t.Fatal(err)
 		}
-		never(t, 2*cacheGrace, func() error { return exists(ctx, c, ns, name) })
+		poll.Holds(t, 2*cacheGrace, func() error { return exists(ctx, c, ns, name) })
 		if err := c.Delete(ctx, vm); err != nil {
 			t.Fatal(err)
 		}
 		deleted := time.Now()
-		eventually(t, wait, func() error { return gone(ctx, c, ns, name) })
+		poll.Until(t, wait, func() error { return gone(ctx, c, ns, name) })
 		if d := time.Since(deleted); d < cacheGrace {
 			t.Errorf("the cache volume went %s after its last VM, before the grace period of %s", d, cacheGrace)
 		}
@@ -110,7 +111,7 @@ func TestImageCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		removed := time.Now()
-		eventually(t, wait, func() error { return gone(ctx, c, ns, ubuntu) })
+		poll.Until(t, wait, func() error { return gone(ctx, c, ns, ubuntu) })
 		if d := time.Since(removed); d < cacheGrace {
 			t.Errorf("the image went %s after its removal, before the grace period of %s", d, cacheGrace)
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/netpol"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 const allowLB = `
@@ -54,10 +55,10 @@ func TestNetworkPolicies(t *testing.T) {
 	defaults := o.NetworkPolicies.Defaults(ns)
 
 	t.Run("every tenant namespace gets the default policies", func(t *testing.T) {
-		eventually(t, wait, func() error { return checkPolicies(ctx, c, ns, defaults) })
+		poll.Until(t, wait, func() error { return checkPolicies(ctx, c, ns, defaults) })
 	})
 	t.Run("other namespaces get none", func(t *testing.T) {
-		never(t, time.Second, func() error { return checkPolicies(ctx, c, "not-a-tenant", nil) })
+		poll.Holds(t, time.Second, func() error { return checkPolicies(ctx, c, "not-a-tenant", nil) })
 	})
 	t.Run("a policy we did not create is left alone", func(t *testing.T) {
 		var have networkingv1.NetworkPolicy
@@ -77,13 +78,13 @@ func TestNetworkPolicies(t *testing.T) {
 		if err := c.Update(ctx, &have); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error { return checkPolicies(ctx, c, ns, defaults) })
+		poll.Until(t, wait, func() error { return checkPolicies(ctx, c, ns, defaults) })
 	})
 	t.Run("a TenantCluster's options switch the defaults off for its namespace only", func(t *testing.T) {
 		setNamespaceOptions(t, c, ns, `{"defaultNetworkPolicies":false}`)
-		eventually(t, wait, func() error { return checkPolicies(ctx, c, ns, nil) })
+		poll.Until(t, wait, func() error { return checkPolicies(ctx, c, ns, nil) })
 		setNamespaceOptions(t, c, ns, "")
-		eventually(t, wait, func() error { return checkPolicies(ctx, c, ns, defaults) })
+		poll.Until(t, wait, func() error { return checkPolicies(ctx, c, ns, defaults) })
 	})
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: netpol.ConfigMapName},
@@ -100,27 +101,27 @@ func TestNetworkPolicies(t *testing.T) {
 		if n := len(custom()); n != 1 {
 			t.Fatalf("parsed %d valid custom policies, want 1", n)
 		}
-		eventually(t, wait, func() error { return checkPolicies(ctx, c, ns, append(slices.Clone(defaults), custom()...)) })
+		poll.Until(t, wait, func() error { return checkPolicies(ctx, c, ns, append(slices.Clone(defaults), custom()...)) })
 		// The spec of a stored custom policy equals the parsed one, so
 		// the controller settles instead of updating it again and again.
 		var have networkingv1.NetworkPolicy
 		if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: ns, Name: "allow-lb"}, &have); err != nil {
 			t.Fatal(err)
 		}
-		never(t, time.Second, func() error { return sameVersion(ctx, c, &have) })
+		poll.Holds(t, time.Second, func() error { return sameVersion(ctx, c, &have) })
 	})
 	t.Run("a custom policy removed from the list is deleted", func(t *testing.T) {
 		delete(cm.Data, "allow-lb")
 		if err := c.Update(ctx, cm); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error { return checkPolicies(ctx, c, ns, defaults) })
+		poll.Until(t, wait, func() error { return checkPolicies(ctx, c, ns, defaults) })
 	})
 	t.Run("switching the defaults off deletes them", func(t *testing.T) {
 		run.stop()
 		o.NetworkPolicies.DisableDefaults = true
 		startController(t, env.Config, o, nil, -1)
-		eventually(t, wait, func() error { return checkPolicies(ctx, c, ns, nil) })
+		poll.Until(t, wait, func() error { return checkPolicies(ctx, c, ns, nil) })
 	})
 }
 
@@ -225,7 +226,7 @@ func TestClusterNetworkPolicies(t *testing.T) {
 	t.Run("every tenant gets them, its own of the same name wins", func(t *testing.T) {
 		wantA := parse(cluster, "cluster-a")
 		wantB := []networkingv1.NetworkPolicy{parse(cluster, "cluster-b")[1], parse(own, "cluster-b")[0]}
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			if err := checkPolicies(ctx, c, "cluster-a", wantA); err != nil {
 				return err
 			}
@@ -239,7 +240,7 @@ func TestClusterNetworkPolicies(t *testing.T) {
 		if err := c.Delete(ctx, cluster); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			if err := checkPolicies(ctx, c, "cluster-a", nil); err != nil {
 				return err
 			}
@@ -311,15 +312,15 @@ func TestInvalidNetworkPoliciesNeverWritten(t *testing.T) {
 		t.Fatalf("parsed %d valid policies, want 1", len(valid))
 	}
 	t.Run("the valid entry is applied", func(t *testing.T) {
-		eventually(t, wait, func() error { return checkPolicies(ctx, c, ns, valid) })
+		poll.Until(t, wait, func() error { return checkPolicies(ctx, c, ns, valid) })
 	})
 	t.Run("a Warning event names every refused entry", func(t *testing.T) {
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			return checkWarning(ctx, c, cm, netpol.ReasonInvalidConfig, slices.Collect(maps.Keys(bad)))
 		})
 	})
 	t.Run("the refused entries are never written", func(t *testing.T) {
-		never(t, time.Second, func() error { return checkPolicies(ctx, c, ns, valid) })
+		poll.Holds(t, time.Second, func() error { return checkPolicies(ctx, c, ns, valid) })
 	})
 }
 

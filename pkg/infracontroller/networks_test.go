@@ -18,6 +18,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 const (
@@ -57,10 +58,10 @@ func TestTenantNetworks(t *testing.T) {
 	}
 
 	t.Run("a listed network becomes a NetworkAttachmentDefinition", func(t *testing.T) {
-		eventually(t, wait, func() error { return checkNAD(ctx, c, ns, "tenant-a", bridgeConfig) })
+		poll.Until(t, wait, func() error { return checkNAD(ctx, c, ns, "tenant-a", bridgeConfig) })
 	})
 	t.Run("invalid entries are skipped", func(t *testing.T) {
-		never(t, time.Second, func() error {
+		poll.Holds(t, time.Second, func() error {
 			for _, name := range []string{"broken", "type-number", "plugins-string"} {
 				if err := absentNAD(ctx, c, ns, name); err != nil {
 					return err
@@ -68,7 +69,7 @@ func TestTenantNetworks(t *testing.T) {
 			}
 			return nil
 		})
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			return checkWarning(ctx, c, cm, infrav1alpha1.ReasonInvalidConfig, []string{"broken", "type-number", "plugins-string"})
 		})
 	})
@@ -83,21 +84,21 @@ func TestTenantNetworks(t *testing.T) {
 		if err := c.Update(ctx, have); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error { return checkNAD(ctx, c, ns, "tenant-a", bridgeConfig) })
+		poll.Until(t, wait, func() error { return checkNAD(ctx, c, ns, "tenant-a", bridgeConfig) })
 	})
 	t.Run("a changed configuration is applied", func(t *testing.T) {
 		cm.Data["tenant-a"] = vlanConfig
 		if err := c.Update(ctx, cm); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error { return checkNAD(ctx, c, ns, "tenant-a", vlanConfig) })
+		poll.Until(t, wait, func() error { return checkNAD(ctx, c, ns, "tenant-a", vlanConfig) })
 	})
 	t.Run("a network removed from the list is deleted", func(t *testing.T) {
 		delete(cm.Data, "tenant-a")
 		if err := c.Update(ctx, cm); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error { return absentNAD(ctx, c, ns, "tenant-a") })
+		poll.Until(t, wait, func() error { return absentNAD(ctx, c, ns, "tenant-a") })
 	})
 	t.Run("shared and foreign networks are never modified", func(t *testing.T) {
 		for _, obj := range []*unstructured.Unstructured{shared, foreign} {
@@ -111,11 +112,11 @@ func TestTenantNetworks(t *testing.T) {
 		if err := c.Update(ctx, cm); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error { return checkNAD(ctx, c, ns, "tenant-b", bridgeConfig) })
+		poll.Until(t, wait, func() error { return checkNAD(ctx, c, ns, "tenant-b", bridgeConfig) })
 		if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, func() error {
+		poll.Until(t, time.Minute, func() error {
 			err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Name: ns}, &corev1.Namespace{})
 			switch {
 			case apierrors.IsNotFound(err):

@@ -23,6 +23,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // writeVerbs are the requests that change something.
@@ -98,7 +99,7 @@ func newPropagation(tb testing.TB, n int, l limits) *propagation {
 	cfg := rest.CopyConfig(infra.Config)
 	cfg.QPS, cfg.Burst = l.qps, l.burst
 	p.ctrl = startController(tb, cfg, o, p.counter, 0)
-	eventually(tb, 5*time.Minute, func() error { return p.copies(ctx, "1") })
+	poll.Until(tb, 5*time.Minute, func() error { return p.copies(ctx, "1") })
 	quiesce(tb, p.ctrl)
 	return p
 }
@@ -221,7 +222,7 @@ func (p *propagation) change(tb testing.TB) result {
 	if err := p.infra.Client.Update(ctx, src); err != nil {
 		tb.Fatal(err)
 	}
-	eventually(tb, 5*time.Minute, func() error {
+	poll.Until(tb, 5*time.Minute, func() error {
 		if got := p.ctrl.controllers.Flavors.Reconciles() - before; got < uint64(p.n) {
 			return fmt.Errorf("%d of %d namespaces resynced", got, p.n)
 		}

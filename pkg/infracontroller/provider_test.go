@@ -21,6 +21,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // machineSpec is a MachineSpec for the KubeVirt provider in namespace with
@@ -72,7 +73,7 @@ func TestProviderFindsFlavors(t *testing.T) {
 	}
 	createTenant(t, env.Client, "cluster-p", nil)
 	for _, b := range builtins {
-		eventually(t, wait, func() error { return hasCopy(ctx, env.Client, b.gvk, "cluster-p", b.name, nil, b.spec) })
+		poll.Until(t, wait, func() error { return hasCopy(ctx, env.Client, b.gvk, "cluster-p", b.name, nil, b.spec) })
 	}
 	clients, err := infra.NewClients(infra.Options{SyncTimeout: 10 * time.Second})
 	if err != nil {

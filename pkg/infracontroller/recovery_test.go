@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // outageLength is how long the API server is down in TestRecovery: long
@@ -32,7 +33,7 @@ func TestRecovery(t *testing.T) {
 	startController(t, infra.Config, o, nil, -1)
 	createTenant(t, c, "cluster-before", nil)
 	preset := builtins[0]
-	eventually(t, wait, func() error { return hasCopy(ctx, c, preset.gvk, "cluster-before", preset.name, nil, preset.spec) })
+	poll.Until(t, wait, func() error { return hasCopy(ctx, c, preset.gvk, "cluster-before", preset.name, nil, preset.spec) })
 
 	if err := infra.RestartAPIServer(ctx, outageLength); err != nil {
 		t.Fatal(err)
@@ -50,13 +51,13 @@ func TestRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		eventually(t, 4*recoveryBound, func() error { return hasCopy(ctx, c, preset.gvk, "cluster-before", preset.name, nil, preset.spec) })
+		poll.Until(t, 4*recoveryBound, func() error { return hasCopy(ctx, c, preset.gvk, "cluster-before", preset.name, nil, preset.spec) })
 		checkRecovery(t, "deleted copy back", time.Since(start))
 	})
 	t.Run("a new tenant namespace gets its presets", func(t *testing.T) {
 		start := time.Now()
 		createTenant(t, c, "cluster-after", nil)
-		eventually(t, 4*recoveryBound, func() error { return hasCopy(ctx, c, preset.gvk, "cluster-after", preset.name, nil, preset.spec) })
+		poll.Until(t, 4*recoveryBound, func() error { return hasCopy(ctx, c, preset.gvk, "cluster-after", preset.name, nil, preset.spec) })
 		checkRecovery(t, "new namespace's presets", time.Since(start))
 	})
 }
@@ -64,7 +65,7 @@ func TestRecovery(t *testing.T) {
 // waitForAPIServer waits until the API server answers c again.
 func waitForAPIServer(ctx context.Context, t *testing.T, c ctrlruntimeclient.Client) {
 	t.Helper()
-	eventually(t, time.Minute, func() error { return c.List(ctx, &corev1.NamespaceList{}) })
+	poll.Until(t, time.Minute, func() error { return c.List(ctx, &corev1.NamespaceList{}) })
 }
 
 func checkRecovery(t *testing.T, what string, took time.Duration) {

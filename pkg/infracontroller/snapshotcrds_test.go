@@ -20,6 +20,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // snapshotCRDNames are the CRDs the controller installs.
@@ -66,19 +67,19 @@ func TestSnapshotCRDs(t *testing.T) {
 	createTenant(t, ic, "cluster-own", own.KubeconfigBytes)
 
 	t.Run("absent CRDs are installed, then the VolumeSnapshotClasses follow", func(t *testing.T) {
-		eventually(t, wait, expectSnapshotClasses(ctx, bare.Client, map[string]string{"kubevirt-fast": "fast-snap"}))
+		poll.Until(t, wait, expectSnapshotClasses(ctx, bare.Client, map[string]string{"kubevirt-fast": "fast-snap"}))
 		for _, name := range snapshotCRDNames {
 			crd := getCRD(t, bare.Client, name)
 			if got := crd.GetAnnotations()[storageclass.InstalledByAnnotation]; got != storageclass.InstalledByValue {
 				t.Errorf("CRD %s: annotation %s = %q, want %q", name, storageclass.InstalledByAnnotation, got, storageclass.InstalledByValue)
 			}
 		}
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			return wantEvent(ctx, ic, "snap", corev1.EventTypeNormal, storageclass.ReasonSnapshotCRDsInstalled)
 		})
 	})
 	t.Run("an existing CRD is left unchanged", func(t *testing.T) {
-		eventually(t, wait, expectSnapshotClasses(ctx, own.Client, map[string]string{"kubevirt-fast": "fast-snap"}))
+		poll.Until(t, wait, expectSnapshotClasses(ctx, own.Client, map[string]string{"kubevirt-fast": "fast-snap"}))
 		got := getCRD(t, own.Client, snapshotCRDNames[0])
 		if got.GetResourceVersion() != ownCRD.GetResourceVersion() || got.GetAnnotations()[markerAnnotation] != "yes" {
 			t.Errorf("the tenant's CRD changed: resourceVersion %s -> %s, annotations %v", ownCRD.GetResourceVersion(), got.GetResourceVersion(), got.GetAnnotations())
@@ -100,7 +101,7 @@ func TestSnapshotCRDs(t *testing.T) {
 		if err := ic.Delete(ctx, &infrav1alpha1.TenantCluster{ObjectMeta: metav1.ObjectMeta{Name: "snap"}}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, func() error {
+		poll.Until(t, time.Minute, func() error {
 			if err := ic.Get(ctx, types.NamespacedName{Name: "snap"}, &infrav1alpha1.TenantCluster{}); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("TenantCluster snap: got %w, want not found", err)
 			}
@@ -132,10 +133,10 @@ func TestSnapshotCRDsOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	createTenant(t, infra.Client, "cluster-a", tenantEnv.KubeconfigBytes)
-	eventually(t, wait, func() error {
+	poll.Until(t, wait, func() error {
 		return tenantEnv.Client.Get(ctx, types.NamespacedName{Name: "kubevirt-fast"}, &storagev1.StorageClass{})
 	})
-	never(t, 2*time.Second, func() error {
+	poll.Holds(t, 2*time.Second, func() error {
 		for _, name := range snapshotCRDNames {
 			crd := &unstructured.Unstructured{}
 			crd.SetGroupVersionKind(storageclass.CRDGVK)

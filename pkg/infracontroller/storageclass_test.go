@@ -20,6 +20,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 func zoneTerm(key string, values ...string) corev1.TopologySelectorTerm {
@@ -98,7 +99,7 @@ func TestStorageClasses(t *testing.T) {
 	fast := tenantClass("fast", "scsi", true, storagev1.VolumeBindingWaitForFirstConsumer, zoneTerm(corev1.LabelTopologyZone, "z1", "z2"))
 	zoned := tenantClass("zoned", "virtio", false, storagev1.VolumeBindingImmediate, zoneTerm(corev1.LabelTopologyZone, "z3", "z4"))
 	t.Run("annotated infra classes appear in the tenant cluster, the default stays default", func(t *testing.T) {
-		eventually(t, wait, expectClasses(ctx, tc, fast, zoned))
+		poll.Until(t, wait, expectClasses(ctx, tc, fast, zoned))
 	})
 	t.Run("a tenant class we did not create is never touched", func(t *testing.T) {
 		var got storagev1.StorageClass
@@ -121,11 +122,11 @@ func TestStorageClasses(t *testing.T) {
 		if err := tc.Delete(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "kubevirt-zoned"}}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, expectClasses(ctx, tc, fast, zoned))
+		poll.Until(t, wait, expectClasses(ctx, tc, fast, zoned))
 	})
 	t.Run("a changed parameter recreates the tenant class", func(t *testing.T) {
 		annotate(t, ic, "zoned", storageclass.BusAnnotation, "sata")
-		eventually(t, wait, expectClasses(ctx, tc, fast, tenantClass("zoned", "sata", false, storagev1.VolumeBindingImmediate, zoneTerm(corev1.LabelTopologyZone, "z3", "z4"))))
+		poll.Until(t, wait, expectClasses(ctx, tc, fast, tenantClass("zoned", "sata", false, storagev1.VolumeBindingImmediate, zoneTerm(corev1.LabelTopologyZone, "z3", "z4"))))
 	})
 	t.Run("an infra class that allows expansion makes its tenant class expandable in place", func(t *testing.T) {
 		var before storagev1.StorageClass
@@ -143,7 +144,7 @@ func TestStorageClasses(t *testing.T) {
 		expandable := fast.DeepCopy()
 		expandable.AllowVolumeExpansion = ptr.To(true)
 		zoned := tenantClass("zoned", "sata", false, storagev1.VolumeBindingImmediate, zoneTerm(corev1.LabelTopologyZone, "z3", "z4"))
-		eventually(t, wait, expectClasses(ctx, tc, *expandable, zoned))
+		poll.Until(t, wait, expectClasses(ctx, tc, *expandable, zoned))
 		var after storagev1.StorageClass
 		if err := tc.Get(ctx, ctrlruntimeclient.ObjectKey{Name: "kubevirt-fast"}, &after); err != nil {
 			t.Fatal(err)
@@ -155,7 +156,7 @@ func TestStorageClasses(t *testing.T) {
 	t.Run("removing the annotation removes the tenant class", func(t *testing.T) {
 		annotate(t, ic, "fast", storageclass.InitializeAnnotation, "")
 		annotate(t, ic, "zoned", storageclass.InitializeAnnotation, "")
-		eventually(t, wait, expectClasses(ctx, tc))
+		poll.Until(t, wait, expectClasses(ctx, tc))
 		var got storagev1.StorageClass
 		if err := tc.Get(ctx, ctrlruntimeclient.ObjectKey{Name: foreign.Name}, &got); err != nil {
 			t.Errorf("the foreign class went away: %v", err)
@@ -240,15 +241,15 @@ func TestStorageClassSnapshots(t *testing.T) {
 	plain := tenantClass("plain", "scsi", false, storagev1.VolumeBindingImmediate)
 
 	t.Run("a VolumeSnapshotClass per class that names an infra one", func(t *testing.T) {
-		eventually(t, wait, expectSnapshotClasses(ctx, withCRD.Client, map[string]string{"kubevirt-fast": "fast-snap"}))
-		eventually(t, wait, expectClasses(ctx, withCRD.Client, fast, plain))
+		poll.Until(t, wait, expectSnapshotClasses(ctx, withCRD.Client, map[string]string{"kubevirt-fast": "fast-snap"}))
+		poll.Until(t, wait, expectClasses(ctx, withCRD.Client, fast, plain))
 	})
 	t.Run("the annotation's changes follow", func(t *testing.T) {
 		annotate(t, ic, "fast", storageclass.SnapshotClassAnnotation, "fast-snap-2")
 		annotate(t, ic, "plain", storageclass.SnapshotClassAnnotation, "plain-snap")
-		eventually(t, wait, expectSnapshotClasses(ctx, withCRD.Client, map[string]string{"kubevirt-fast": "fast-snap-2", "kubevirt-plain": "plain-snap"}))
+		poll.Until(t, wait, expectSnapshotClasses(ctx, withCRD.Client, map[string]string{"kubevirt-fast": "fast-snap-2", "kubevirt-plain": "plain-snap"}))
 		annotate(t, ic, "fast", storageclass.SnapshotClassAnnotation, "")
-		eventually(t, wait, expectSnapshotClasses(ctx, withCRD.Client, map[string]string{"kubevirt-plain": "plain-snap"}))
+		poll.Until(t, wait, expectSnapshotClasses(ctx, withCRD.Client, map[string]string{"kubevirt-plain": "plain-snap"}))
 	})
 }
 
@@ -301,7 +302,7 @@ func createSnapshotClassCRD(t *testing.T, c ctrlruntimeclient.Client) {
 	if err := c.Create(t.Context(), crd); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, wait, func() error {
+	poll.Until(t, wait, func() error {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(storageclass.SnapshotClassGVK.GroupVersion().WithKind("VolumeSnapshotClassList"))
 		return c.List(t.Context(), list)

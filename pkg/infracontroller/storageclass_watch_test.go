@@ -15,6 +15,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // restore is how long a hand edit in a tenant cluster may survive.
@@ -45,13 +46,13 @@ func TestStorageClassWatches(t *testing.T) {
 	}
 	createTenant(t, ic, "cluster-a", tenantEnv.KubeconfigBytes)
 	fast := tenantClass("fast", "scsi", true, storagev1.VolumeBindingImmediate)
-	eventually(t, wait, expectClasses(ctx, tc, fast))
-	eventually(t, restore, expectWatches(r, 1))
+	poll.Until(t, wait, expectClasses(ctx, tc, fast))
+	poll.Until(t, restore, expectWatches(r, 1))
 
 	t.Run("a managed class deleted by hand comes back", func(t *testing.T) {
 		before := getClass(t, tc, fast.Name)
 		deleteClass(t, tc, fast.Name)
-		eventually(t, restore, func() error {
+		poll.Until(t, restore, func() error {
 			got := &storagev1.StorageClass{}
 			if err := tc.Get(ctx, ctrlruntimeclient.ObjectKey{Name: fast.Name}, got); err != nil {
 				return err
@@ -61,12 +62,12 @@ func TestStorageClassWatches(t *testing.T) {
 			}
 			return nil
 		})
-		eventually(t, restore, expectClasses(ctx, tc, fast))
+		poll.Until(t, restore, expectClasses(ctx, tc, fast))
 	})
 	t.Run("a parameter changed by hand is restored", func(t *testing.T) {
 		// Parameters cannot be updated: a hand edit is a delete and a create.
 		// The controller may recreate the class in between; then try again.
-		eventually(t, restore, func() error {
+		poll.Until(t, restore, func() error {
 			edited := fast.DeepCopy()
 			edited.Parameters["bus"] = "virtio"
 			if err := tc.Delete(ctx, edited); ctrlruntimeclient.IgnoreNotFound(err) != nil {
@@ -74,7 +75,7 @@ func TestStorageClassWatches(t *testing.T) {
 			}
 			return tc.Create(ctx, edited)
 		})
-		eventually(t, restore, expectClasses(ctx, tc, fast))
+		poll.Until(t, restore, expectClasses(ctx, tc, fast))
 	})
 	t.Run("a default-class annotation changed by hand is restored", func(t *testing.T) {
 		edited := getClass(t, tc, fast.Name)
@@ -82,7 +83,7 @@ func TestStorageClassWatches(t *testing.T) {
 		if err := tc.Update(ctx, edited); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, restore, expectClasses(ctx, tc, fast))
+		poll.Until(t, restore, expectClasses(ctx, tc, fast))
 	})
 	t.Run("after restoring, the controller goes quiet", func(t *testing.T) {
 		settle(t, counter)
@@ -114,25 +115,25 @@ func TestStorageClassWatches(t *testing.T) {
 		counter.Reset()
 		setKubeconfig(t, ic, "cluster-a", other)
 		watch := envtest.Request{Verb: "WATCH", Resource: "storage.k8s.io/v1/storageclasses"}
-		eventually(t, restore, func() error {
+		poll.Until(t, restore, func() error {
 			if n := counter.Counts()[watch]; n == 0 {
 				return errors.New("the tenant cluster is not watched again yet")
 			}
 			return nil
 		})
-		eventually(t, restore, expectWatches(r, 1))
+		poll.Until(t, restore, expectWatches(r, 1))
 		deleteClass(t, tc, fast.Name)
-		eventually(t, restore, expectClasses(ctx, tc, fast))
+		poll.Until(t, restore, expectClasses(ctx, tc, fast))
 	})
 	t.Run("removing the kubeconfig Secret stops the watch", func(t *testing.T) {
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-a", Name: "tenant-kubeconfig"}}
 		if err := ic.Delete(ctx, secret); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, restore, expectWatches(r, 0))
+		poll.Until(t, restore, expectWatches(r, 0))
 		// With neither a watch nor a resync, a hand deletion now stays.
 		deleteClass(t, tc, fast.Name)
-		never(t, time.Second, expectClasses(ctx, tc))
+		poll.Holds(t, time.Second, expectClasses(ctx, tc))
 	})
 }
 
@@ -149,16 +150,7 @@ func expectWatches(r *running, want int) func() error {
 // for half a second.
 func settle(t *testing.T, counter *envtest.RequestCounter) {
 	t.Helper()
-	last, since := counter.Total(writes...), time.Now()
-	eventually(t, restore, func() error {
-		if n := counter.Total(writes...); n != last {
-			last, since = n, time.Now()
-		}
-		if time.Since(since) < 500*time.Millisecond {
-			return errors.New("the tenant cluster is still being written")
-		}
-		return nil
-	})
+	poll.Settled(t, restore, 500*time.Millisecond, "the writes to the tenant cluster", func() int { return counter.Total(writes...) })
 }
 
 func getClass(t *testing.T, c ctrlruntimeclient.Client, name string) *storagev1.StorageClass {

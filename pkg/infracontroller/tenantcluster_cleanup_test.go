@@ -37,6 +37,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // TestTenantClusterLeavesNothingBehind runs every feature for one
@@ -81,11 +82,11 @@ func TestTenantClusterLeavesNothingBehind(t *testing.T) {
 	if err := ic.Create(ctx, fullTenantCluster()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, wait, func() error {
+	poll.Until(t, wait, func() error {
 		return ic.Get(ctx, types.NamespacedName{Namespace: "cluster-full", Name: csiaccess.TokenSecretName}, &corev1.Secret{})
 	})
 	fillToken(t, infra, "cluster-full")
-	eventually(t, wait, func() error {
+	poll.Until(t, wait, func() error {
 		return ic.Get(ctx, types.NamespacedName{Namespace: "cluster-full", Name: csiaccess.CCM().TokenSecretName}, &corev1.Secret{})
 	})
 	fillProfileToken(t, infra, "cluster-full", csiaccess.CCM())
@@ -101,8 +102,8 @@ func TestTenantClusterLeavesNothingBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("the tenant cluster keeps its classes while VMs run", func(t *testing.T) {
-		eventually(t, wait, func() error { return wantReason(ctx, ic, "full", "DeletingVirtualMachines") })
-		never(t, time.Second, func() error {
+		poll.Until(t, wait, func() error { return wantReason(ctx, ic, "full", "DeletingVirtualMachines") })
+		poll.Holds(t, time.Second, func() error {
 			return tc.Get(ctx, types.NamespacedName{Name: "kubevirt-fast"}, &storagev1.StorageClass{})
 		})
 	})
@@ -115,7 +116,7 @@ func TestTenantClusterLeavesNothingBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("afterwards nothing of ours is left on either cluster", func(t *testing.T) {
-		eventually(t, time.Minute, func() error {
+		poll.Until(t, time.Minute, func() error {
 			if err := ic.Get(ctx, types.NamespacedName{Name: "full"}, &infrav1alpha1.TenantCluster{}); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("TenantCluster full: got %w, want not found", err)
 			}
@@ -172,7 +173,7 @@ func fullTenantCluster() *infrav1alpha1.TenantCluster {
 func checkFullCluster(t *testing.T, ic, tc ctrlruntimeclient.Client) {
 	t.Helper()
 	ctx := t.Context()
-	eventually(t, wait, func() error {
+	poll.Until(t, wait, func() error {
 		if _, err := get(ctx, ic, infraimagecache.DataVolumeGVK, "cluster-full", imagecache.NamedDataVolumeName("ubuntu")); err != nil {
 			return fmt.Errorf("image DataVolume: %w", err)
 		}

@@ -25,6 +25,7 @@ import (
 
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // cleanupTimeout is the --tenant-cleanup-timeout of the fault suite.
@@ -104,13 +105,13 @@ func TestTenantClusterFaults(t *testing.T) {
 			if err := c.Create(t.Context(), obj); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, wait, func() error {
+			poll.Until(t, wait, func() error {
 				return wantCondition(t.Context(), c, tc.name, tc.condition, tc.reason, tc.message)
 			})
 			if err := wantCondition(t.Context(), c, tc.name, infrav1alpha1.ConditionReady, tc.reason, tc.message); err != nil {
 				t.Error(err)
 			}
-			eventually(t, wait, func() error { return wantWarning(t.Context(), c, tc.name, tc.reason) })
+			poll.Until(t, wait, func() error { return wantWarning(t.Context(), c, tc.name, tc.reason) })
 		})
 	}
 
@@ -130,7 +131,7 @@ func checkBoundedDeletion(t *testing.T, c ctrlruntimeclient.Client, name string)
 	if err := c.Delete(ctx, &infrav1alpha1.TenantCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*(cleanupTimeout+cleanupSlack), func() error {
+	poll.Until(t, 2*(cleanupTimeout+cleanupSlack), func() error {
 		err := c.Get(ctx, types.NamespacedName{Name: name}, &infrav1alpha1.TenantCluster{})
 		if !apierrors.IsNotFound(err) {
 			return fmt.Errorf("TenantCluster %s: got %w, want not found", name, err)

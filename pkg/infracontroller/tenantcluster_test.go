@@ -22,6 +22,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // holdFinalizer keeps a test VirtualMachine until the test releases it, as
@@ -63,7 +64,7 @@ func TestTenantClusterLifecycle(t *testing.T) {
 
 	t.Run("create makes the namespace, the flavors and the kubeconfig copy", func(t *testing.T) {
 		createTenantCluster(t, c, "abc", &infrav1alpha1.SecretKeyReference{Namespace: "default", Name: "abc-kubeconfig", Key: "config"})
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			var ns corev1.Namespace
 			if err := c.Get(ctx, types.NamespacedName{Name: "cluster-abc"}, &ns); err != nil {
 				return err
@@ -94,7 +95,7 @@ func TestTenantClusterLifecycle(t *testing.T) {
 
 	t.Run("a missing kubeconfig Secret is reported", func(t *testing.T) {
 		createTenantCluster(t, c, "nokc", &infrav1alpha1.SecretKeyReference{Namespace: "default", Name: "missing"})
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			if err := wantConditionReason(ctx, c, "nokc", infrav1alpha1.ConditionReady, infrav1alpha1.ReasonKubeconfigSecretMissing); err != nil {
 				return err
 			}
@@ -116,7 +117,7 @@ func TestTenantClusterLifecycle(t *testing.T) {
 		if err := c.Create(ctx, tc); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			return wantConditionReason(ctx, c, "imgs", infrav1alpha1.ConditionConfigReady, "FeatureOff")
 		})
 	})
@@ -186,7 +187,7 @@ func checkOptions(t *testing.T, c ctrlruntimeclient.Client) {
 	if err := c.Create(ctx, tc); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, wait, func() error {
+	poll.Until(t, wait, func() error {
 		for _, b := range builtins {
 			if b.gvk == flavors.InstancetypeGVK {
 				if err := isGone(ctx, c, b.gvk, "cluster-opt", b.name); err != nil {
@@ -208,7 +209,7 @@ func checkOptions(t *testing.T, c ctrlruntimeclient.Client) {
 	if err := c.Update(ctx, tc); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, wait, func() error {
+	poll.Until(t, wait, func() error {
 		for _, b := range builtins {
 			if err := hasCopy(ctx, c, b.gvk, "cluster-opt", b.name, nil, b.spec); err != nil {
 				return err
@@ -230,7 +231,7 @@ func checkDeletion(t *testing.T, c ctrlruntimeclient.Client) {
 	if err := c.Delete(ctx, &infrav1alpha1.TenantCluster{ObjectMeta: metav1.ObjectMeta{Name: "abc"}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, wait, func() error {
+	poll.Until(t, wait, func() error {
 		got, err := get(ctx, c, tenantcluster.VirtualMachineGVK, "cluster-abc", "vm-1")
 		if err != nil {
 			return err
@@ -240,7 +241,7 @@ func checkDeletion(t *testing.T, c ctrlruntimeclient.Client) {
 		}
 		return wantReason(ctx, c, "abc", "DeletingVirtualMachines")
 	})
-	never(t, 2*time.Second, func() error {
+	poll.Holds(t, 2*time.Second, func() error {
 		var ns corev1.Namespace
 		if err := c.Get(ctx, types.NamespacedName{Name: "cluster-abc"}, &ns); err != nil {
 			return err
@@ -258,7 +259,7 @@ func checkDeletion(t *testing.T, c ctrlruntimeclient.Client) {
 	if err := c.Update(ctx, got); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, func() error {
+	poll.Until(t, time.Minute, func() error {
 		if err := c.Get(ctx, types.NamespacedName{Name: "cluster-abc"}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("namespace cluster-abc: got %w, want not found", err)
 		}

@@ -19,6 +19,7 @@ import (
 
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/trap"
 )
 
@@ -82,10 +83,10 @@ func TestTenantKubeconfigSecrets(t *testing.T) {
 			if err := c.Create(ctx, obj); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, wait, func() error {
+			poll.Until(t, wait, func() error {
 				return wantCondition(ctx, c, name, infrav1alpha1.ConditionKubeconfigReady, tc.reason, tc.message)
 			})
-			eventually(t, wait, func() error { return wantWarning(ctx, c, name, tc.reason) })
+			poll.Until(t, wait, func() error { return wantWarning(ctx, c, name, tc.reason) })
 			for _, leak := range []string{credential, base64.StdEncoding.EncodeToString([]byte(credential)), tr.Marker, tr.TokenFile, trap.Token} {
 				if where := leaked(t, c, name, leak); where != "" {
 					t.Errorf("%q appears in %s", leak, where)

@@ -23,6 +23,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks/vlan"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // vlanTenants is how many TenantClusters TestTenantVLANs creates at once;
@@ -55,16 +56,16 @@ func TestTenantVLANs(t *testing.T) {
 
 	t.Run("tenants created at once get distinct ids and one claim each", func(t *testing.T) {
 		createTenantClustersAtOnce(t, c, vlanTenants)
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error {
 			var err error
 			ids, err = vlanIDs(ctx, c, vlanTenants)
 			return err
 		})
-		eventually(t, wait, func() error { return checkClaims(ctx, c, claims, ids) })
+		poll.Until(t, wait, func() error { return checkClaims(ctx, c, claims, ids) })
 	})
 	t.Run("each namespace gets its NetworkAttachmentDefinition", func(t *testing.T) {
 		for name, id := range ids {
-			eventually(t, wait, func() error { return checkVLANNAD(ctx, c, o.VLANs, name, id) })
+			poll.Until(t, wait, func() error { return checkVLANNAD(ctx, c, o.VLANs, name, id) })
 		}
 	})
 	t.Run("a hand-edited NetworkAttachmentDefinition is restored", func(t *testing.T) {
@@ -78,7 +79,7 @@ func TestTenantVLANs(t *testing.T) {
 		if err := c.Update(ctx, have); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error { return checkVLANNAD(ctx, c, o.VLANs, "vt0", ids["vt0"]) })
+		poll.Until(t, wait, func() error { return checkVLANNAD(ctx, c, o.VLANs, "vt0", ids["vt0"]) })
 	})
 	t.Run("a tenant network of the VLAN network's name is skipped", func(t *testing.T) {
 		cm := &corev1.ConfigMap{
@@ -88,13 +89,13 @@ func TestTenantVLANs(t *testing.T) {
 		if err := c.Create(ctx, cm); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, func() error { return checkNAD(ctx, c, "cluster-vt0", "storage", bridgeConfig) })
-		never(t, time.Second, func() error { return checkVLANNAD(ctx, c, o.VLANs, "vt0", ids["vt0"]) })
+		poll.Until(t, wait, func() error { return checkNAD(ctx, c, "cluster-vt0", "storage", bridgeConfig) })
+		poll.Holds(t, time.Second, func() error { return checkVLANNAD(ctx, c, o.VLANs, "vt0", ids["vt0"]) })
 	})
 	t.Run("an exhausted range is a condition and an event", func(t *testing.T) {
 		createTenantCluster(t, c, "late", nil)
-		eventually(t, wait, func() error { return checkExhausted(ctx, c, "late") })
-		eventually(t, wait, func() error {
+		poll.Until(t, wait, func() error { return checkExhausted(ctx, c, "late") })
+		poll.Until(t, wait, func() error {
 			return checkWarning(ctx, c, &infrav1alpha1.TenantCluster{ObjectMeta: metav1.ObjectMeta{Name: "late"}}, infrav1alpha1.ReasonVLANRangeExhausted, nil)
 		})
 	})
@@ -105,13 +106,13 @@ func TestTenantVLANs(t *testing.T) {
 		checkKeptWhileTerminating(t, c, claims, "vt3", ids["vt3"])
 		// The only free id.
 		createTenantCluster(t, c, "after", nil)
-		eventually(t, wait, func() error { return wantVLAN(ctx, c, "after", ids["vt3"]) })
+		poll.Until(t, wait, func() error { return wantVLAN(ctx, c, "after", ids["vt3"]) })
 	})
 	t.Run("the id of a deleted tenant cluster is released with its namespace and reused", func(t *testing.T) {
 		deleteTenantCluster(t, c, "vt2")
-		eventually(t, time.Minute, func() error { return claimAbsent(ctx, c, claims, ids["vt2"]) })
+		poll.Until(t, time.Minute, func() error { return claimAbsent(ctx, c, claims, ids["vt2"]) })
 		createTenantCluster(t, c, "next", nil)
-		eventually(t, wait, func() error { return wantVLAN(ctx, c, "next", ids["vt2"]) })
+		poll.Until(t, wait, func() error { return wantVLAN(ctx, c, "next", ids["vt2"]) })
 	})
 }
 
@@ -241,10 +242,10 @@ func checkKeptWhileUsed(t *testing.T, c ctrlruntimeclient.Client, claims, name s
 		t.Fatal(err)
 	}
 	deleteTenantCluster(t, c, name)
-	eventually(t, wait, func() error { return wantReason(ctx, c, name, infrav1alpha1.ReasonDeletingVirtualMachines) })
+	poll.Until(t, wait, func() error { return wantReason(ctx, c, name, infrav1alpha1.ReasonDeletingVirtualMachines) })
 	dropFinalizers(t, c, name)
 	// Two release rechecks.
-	never(t, 2*vlan.DefaultReleaseRecheck+time.Second, func() error {
+	poll.Holds(t, 2*vlan.DefaultReleaseRecheck+time.Second, func() error {
 		if err := c.Get(ctx, types.NamespacedName{Namespace: claims, Name: "tenant-vlan-" + strconv.Itoa(id)}, &coordinationv1.Lease{}); err != nil {
 			return fmt.Errorf("the claim of VLAN %d, still used by a VM: %w", id, err)
 		}
@@ -257,8 +258,8 @@ func checkKeptWhileUsed(t *testing.T, c ctrlruntimeclient.Client, claims, name s
 	if err := c.Update(ctx, vm); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, wait, func() error { return absentNAD(ctx, c, "cluster-"+name, vlan.DefaultNetworkName) })
-	eventually(t, wait, func() error { return wantVLAN(ctx, c, "late", id) })
+	poll.Until(t, wait, func() error { return absentNAD(ctx, c, "cluster-"+name, vlan.DefaultNetworkName) })
+	poll.Until(t, wait, func() error { return wantVLAN(ctx, c, "late", id) })
 }
 
 // checkKeptWhileTerminating holds the namespace of TenantCluster name in
@@ -277,9 +278,9 @@ func checkKeptWhileTerminating(t *testing.T, c ctrlruntimeclient.Client, claims,
 		t.Fatal(err)
 	}
 	deleteTenantCluster(t, c, name)
-	eventually(t, time.Minute, func() error { return wantReason(ctx, c, name, infrav1alpha1.ReasonDeletingNamespace) })
+	poll.Until(t, time.Minute, func() error { return wantReason(ctx, c, name, infrav1alpha1.ReasonDeletingNamespace) })
 	dropFinalizers(t, c, name)
-	never(t, 2*vlan.DefaultReleaseRecheck+time.Second, func() error {
+	poll.Holds(t, 2*vlan.DefaultReleaseRecheck+time.Second, func() error {
 		return c.Get(ctx, types.NamespacedName{Namespace: claims, Name: "tenant-vlan-" + strconv.Itoa(id)}, &coordinationv1.Lease{})
 	})
 	if err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(ns), ns); err != nil {
@@ -289,7 +290,7 @@ func checkKeptWhileTerminating(t *testing.T, c ctrlruntimeclient.Client, claims,
 	if err := c.Update(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, func() error { return claimAbsent(ctx, c, claims, id) })
+	poll.Until(t, time.Minute, func() error { return claimAbsent(ctx, c, claims, id) })
 }
 
 // dropFinalizers removes the finalizers of TenantCluster name and waits
@@ -305,7 +306,7 @@ func dropFinalizers(t *testing.T, c ctrlruntimeclient.Client, name string) {
 	if err := c.Update(ctx, &tc); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, wait, func() error {
+	poll.Until(t, wait, func() error {
 		err := c.Get(ctx, types.NamespacedName{Name: name}, &infrav1alpha1.TenantCluster{})
 		if apierrors.IsNotFound(err) {
 			return nil

@@ -23,6 +23,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // watchCost is an infra control plane, tenant control planes and tenant
@@ -134,7 +135,7 @@ func (w *watchCost) start(tb testing.TB) startup {
 	for i, ns := range w.namespaces {
 		createTenant(tb, w.infra.Client, ns, w.tenantOf(i).KubeconfigBytes)
 	}
-	eventually(tb, 2*time.Minute, w.ready)
+	poll.Until(tb, 2*time.Minute, w.ready)
 	s := startup{toReady: time.Since(begin)}
 	w.settle(tb)
 	heap1, rss1 := memory()
@@ -194,16 +195,7 @@ func addonsApplied(ctx context.Context, c ctrlruntimeclient.Client, namespace st
 // watch streams for a second.
 func (w *watchCost) settle(tb testing.TB) {
 	tb.Helper()
-	last, since := w.meter.total(true), time.Now()
-	eventually(tb, time.Minute, func() error {
-		if n := w.meter.total(true); n != last {
-			last, since = n, time.Now()
-		}
-		if time.Since(since) < time.Second {
-			return errors.New("the tenant clusters are still being called")
-		}
-		return nil
-	})
+	poll.Settled(tb, time.Minute, time.Second, "the requests to the tenant clusters", func() int { return w.meter.total(true) })
 }
 
 // quiet returns the requests to all tenant clusters during d of calm.
@@ -240,7 +232,7 @@ func (w *watchCost) handEdit(tb testing.TB, e edit) editCost {
 	if err := e.do(ctx, tc); err != nil {
 		tb.Fatalf("%s: %v", e.name, err)
 	}
-	eventually(tb, time.Minute, func() error { return e.restored(ctx, tc) })
+	poll.Until(tb, time.Minute, func() error { return e.restored(ctx, tc) })
 	r := editCost{toRestore: time.Since(begin)}
 	w.settle(tb)
 	r.requests = w.meter.counts(w.host(0))

@@ -22,8 +22,9 @@ import (
 const skipEnv = "SKIP_ENVTEST"
 
 // startTimeout bounds the start of etcd and of kube-apiserver, a restart
-// included (controller-runtime's default is 20 s): on 2 busy cores, an API
-// server with every CRD of test/crds takes longer.
+// included (controller-runtime's default is 20 s), and the wait for the
+// installed CRDs to be served (its default is 10 s): on 2 busy cores, an
+// API server with every CRD of test/crds takes longer.
 const startTimeout = 2 * time.Minute
 
 // watchDrainTimeout bounds how long a stopping API server waits for its
@@ -150,6 +151,7 @@ func New(ctx context.Context, opts ...Option) (*Env, error) {
 		CRDDirectoryPaths:        paths,
 		ErrorIfCRDPathMissing:    true,
 		ControlPlaneStartTimeout: startTimeout,
+		CRDInstallOptions:        crenvtest.CRDInstallOptions{MaxTime: startTimeout},
 	}}
 	if o.machineWebhook {
 		if e.env.WebhookInstallOptions, err = webhookInstallOptions(); err != nil {

@@ -26,27 +26,29 @@ import (
 )
 
 func TestAddons(t *testing.T) {
-	infra := envtest.Start(t, envtest.WithCRDFiles())
+	infra := infraPlane.Env(t)
 	tenantEnv := envtest.Start(t, envtest.WithCRDFiles())
 	ctx, ic, tc := t.Context(), infra.Client, tenantEnv.Client
+	s := newSpace(t, infra)
+	nsA := s.tenant("a")
 	// What an earlier release left in the tenant cluster: the infra
 	// kubeconfig Secret (ours, to be deleted) and a Secret of someone else
 	// in the same namespace (to be left alone).
 	legacy := createLegacySecrets(t, tc)
-	o := infracontroller.DefaultOptions()
+	o := s.options(infracontroller.DefaultOptions())
 	o.Flavors = flavorsOff()
 	o.EnableStorageClasses, o.EnableNetworkPolicies = false, false
 	o.EnableCSINodePlugin = true
 	// No resync: hand edits are taken back through the tenant watch.
 	o.CSINodePlugin.ResyncInterval = 0
 	r := startController(t, infra.Config, o, nil, -1)
-	createTenant(t, ic, "cluster-a", tenantEnv.KubeconfigBytes)
+	createTenant(t, ic, nsA, tenantEnv.KubeconfigBytes)
 	poll.Until(t, wait, func() error {
-		return ic.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: csiaccess.TokenSecretName}, &corev1.Secret{})
+		return ic.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: csiaccess.TokenSecretName}, &corev1.Secret{})
 	})
-	fillToken(t, infra, "cluster-a")
+	fillToken(t, infra, nsA)
 
-	want, err := addons.Render(addons.KubeVirtCSI, addons.Params{ClusterID: "a", InfraNamespace: "cluster-a"})
+	want, err := addons.Render(addons.KubeVirtCSI, addons.Params{ClusterID: "a", InfraNamespace: nsA})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +65,7 @@ func TestAddons(t *testing.T) {
 	t.Run("the tenant cluster holds no infra credentials", func(t *testing.T) {
 		var infraSecret corev1.Secret
 		poll.Until(t, wait, func() error {
-			return ic.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: csiaccess.KubeconfigSecretName}, &infraSecret)
+			return ic.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: csiaccess.KubeconfigSecretName}, &infraSecret)
 		})
 		poll.Until(t, wait, func() error {
 			err := tc.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(legacy), &corev1.Secret{})
@@ -127,7 +129,7 @@ func TestAddons(t *testing.T) {
 		if n := r.controllers.CSINodePlugin.RunningWatches(); n != 1 {
 			t.Fatalf("running watches = %d, want 1", n)
 		}
-		if err := ic.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-a", Name: "tenant-kubeconfig"}}); err != nil {
+		if err := ic.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nsA, Name: "tenant-kubeconfig"}}); err != nil {
 			t.Fatal(err)
 		}
 		poll.Until(t, wait, func() error {

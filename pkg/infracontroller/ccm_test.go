@@ -31,20 +31,22 @@ import (
 // the one ClusterRoleBinding whose subjects follow the live tenant
 // namespaces.
 func TestCCMAccess(t *testing.T) {
-	env := envtest.Start(t, envtest.WithCRDFiles("kubevirt.io.yaml"))
+	env := infraPlane.Env(t)
 	ctx, c := t.Context(), env.Client
-	o := infracontroller.DefaultOptions()
+	s := newSpace(t, env)
+	nsA, nsB, nsC := s.tenant("a"), s.tenant("b"), s.tenant("c")
+	o := s.options(infracontroller.DefaultOptions())
 	o.Flavors, o.EnableStorageClasses, o.EnableNetworkPolicies = flavorsOff(), false, false
 	o.EnableCCM = true
 	o.CSIAccess.ServerURL = env.Config.Host
 	startController(t, env.Config, o, nil, -1)
 	ccm := csiaccess.CCM()
-	createTenant(t, c, "cluster-a", nil)
-	createTenant(t, c, "cluster-b", nil)
+	createTenant(t, c, nsA, nil)
+	createTenant(t, c, nsB, nil)
 
 	t.Run("both profiles' objects appear", func(t *testing.T) {
 		poll.Until(t, wait, func() error {
-			for _, ns := range []string{"cluster-a", "cluster-b"} {
+			for _, ns := range []string{nsA, nsB} {
 				if err := errors.Join(checkAccessObjects(ctx, c, ns), checkProfileObjects(ctx, c, ns, ccm)); err != nil {
 					return err
 				}
@@ -53,7 +55,7 @@ func TestCCMAccess(t *testing.T) {
 		})
 	})
 	t.Run("the ClusterRoleBinding names the CCM of every tenant namespace", func(t *testing.T) {
-		poll.Until(t, wait, func() error { return checkClusterAccess(ctx, c, ccm, "cluster-a", "cluster-b") })
+		poll.Until(t, wait, func() error { return checkClusterAccess(ctx, c, ccm, nsA, nsB) })
 	})
 	t.Run("a hand-edited ClusterRoleBinding is restored", func(t *testing.T) {
 		var b rbacv1.ClusterRoleBinding
@@ -64,24 +66,24 @@ func TestCCMAccess(t *testing.T) {
 		if err := c.Update(ctx, &b); err != nil {
 			t.Fatal(err)
 		}
-		poll.Until(t, wait, func() error { return checkClusterAccess(ctx, c, ccm, "cluster-a", "cluster-b") })
+		poll.Until(t, wait, func() error { return checkClusterAccess(ctx, c, ccm, nsA, nsB) })
 	})
 	t.Run("the kubeconfig grants what the CCM needs and nothing more", func(t *testing.T) {
-		fillProfileToken(t, env, "cluster-a", ccm)
+		fillProfileToken(t, env, nsA, ccm)
 		var s corev1.Secret
 		poll.Until(t, wait, func() error {
-			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: ccm.KubeconfigSecretName}, &s)
+			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: ccm.KubeconfigSecretName}, &s)
 		})
-		checkCCMKubeconfig(t, s.Data[csiaccess.KubeconfigKey], "cluster-a")
+		checkCCMKubeconfig(t, s.Data[csiaccess.KubeconfigKey], nsA)
 	})
 	t.Run("a namespace that goes leaves the binding", func(t *testing.T) {
-		if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cluster-b"}}); err != nil {
+		if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsB}}); err != nil {
 			t.Fatal(err)
 		}
-		poll.Until(t, wait, func() error { return checkClusterAccess(ctx, c, ccm, "cluster-a") })
+		poll.Until(t, wait, func() error { return checkClusterAccess(ctx, c, ccm, nsA) })
 	})
 	t.Run("without tenant namespaces the ClusterRole and binding are deleted", func(t *testing.T) {
-		if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cluster-a"}}); err != nil {
+		if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsA}}); err != nil {
 			t.Fatal(err)
 		}
 		poll.Until(t, wait, func() error {
@@ -95,8 +97,8 @@ func TestCCMAccess(t *testing.T) {
 		})
 	})
 	t.Run("a new tenant namespace brings them back", func(t *testing.T) {
-		createTenant(t, c, "cluster-c", nil)
-		poll.Until(t, wait, func() error { return checkClusterAccess(ctx, c, ccm, "cluster-c") })
+		createTenant(t, c, nsC, nil)
+		poll.Until(t, wait, func() error { return checkClusterAccess(ctx, c, ccm, nsC) })
 	})
 }
 
@@ -184,32 +186,34 @@ func ccmOptions() infracontroller.Options {
 // in a tenant namespace: applied once both kubeconfigs exist, restarted
 // when one changes, removed with the tenant kubeconfig.
 func TestCCM(t *testing.T) {
-	infra := envtest.Start(t, envtest.WithCRDFiles())
+	infra := infraPlane.Env(t)
 	tenantEnv := envtest.Start(t, envtest.WithCRDFiles())
 	ctx, c := t.Context(), infra.Client
-	o := ccmOptions()
+	s := newSpace(t, infra)
+	nsA := s.tenant("a")
+	o := s.options(ccmOptions())
 	o.CCM.Params.CCMZoneAndRegion = false
 	o.CCM.Params.CCMFeatureGates = addons.FeatureGates{"SomeGate": true}
 	o.CCM.Params.CCMImage = "example.com/ccm:v1"
 	counter := envtest.NewRequestCounter()
 	startController(t, infra.Config, o, counter, -1)
-	createTenant(t, c, "cluster-a", tenantEnv.KubeconfigBytes)
+	createTenant(t, c, nsA, tenantEnv.KubeconfigBytes)
 	ccm := csiaccess.CCM()
-	key := ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: addons.CCMName}
-	cmKey := ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: addons.CCMConfigMapName}
+	key := ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: addons.CCMName}
+	cmKey := ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: addons.CCMConfigMapName}
 
 	t.Run("nothing until the infra kubeconfig exists", func(t *testing.T) {
 		poll.Until(t, wait, func() error {
-			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: ccm.TokenSecretName}, &corev1.Secret{})
+			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: ccm.TokenSecretName}, &corev1.Secret{})
 		})
 		poll.Holds(t, 2*time.Second, func() error { return absent(ctx, c, key) })
 		// The CSI profile is switched off: its objects are not made.
-		err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: csiaccess.Name}, &corev1.ServiceAccount{})
+		err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: csiaccess.Name}, &corev1.ServiceAccount{})
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("CSI ServiceAccount: got %v, want not found", err)
 		}
 	})
-	fillProfileToken(t, infra, "cluster-a", ccm)
+	fillProfileToken(t, infra, nsA, ccm)
 	var first appsv1.Deployment
 	t.Run("the ConfigMap and Deployment appear", func(t *testing.T) {
 		poll.Until(t, wait, func() error { return checkCCM(ctx, c, key, &first) })
@@ -218,7 +222,7 @@ func TestCCM(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := cm.Data["cloud-config"]
-		for _, want := range []string{`namespace: "cluster-a"`, "enabled: true", "zoneAndRegionEnabled: false", `kkp-kubevirt.io/cluster-id: "a"`} {
+		for _, want := range []string{fmt.Sprintf("namespace: %q", nsA), "enabled: true", "zoneAndRegionEnabled: false", `kkp-kubevirt.io/cluster-id: "a"`} {
 			if !strings.Contains(cfg, want) {
 				t.Errorf("cloud-config lacks %q:\n%s", want, cfg)
 			}
@@ -245,10 +249,10 @@ func TestCCM(t *testing.T) {
 		})
 	})
 	t.Run("a reconcile with nothing changed writes nothing", func(t *testing.T) {
-		checkReconcileWritesNothing(t, c, counter, tenantcomponents.CCM().ControllerName, "cluster-a")
+		checkReconcileWritesNothing(t, c, counter, tenantcomponents.CCM().ControllerName, nsA)
 	})
 	t.Run("a new tenant kubeconfig restarts the pods", func(t *testing.T) {
-		updateTenantKubeconfig(t, c, "cluster-a", append(slices.Clone(tenantEnv.KubeconfigBytes), "\n# rotated\n"...))
+		updateTenantKubeconfig(t, c, nsA, append(slices.Clone(tenantEnv.KubeconfigBytes), "\n# rotated\n"...))
 		poll.Until(t, wait, func() error { return hashChanged(ctx, c, key, &first) })
 	})
 	t.Run("a new infra kubeconfig restarts the pods", func(t *testing.T) {
@@ -257,7 +261,7 @@ func TestCCM(t *testing.T) {
 			t.Fatal(err)
 		}
 		var s corev1.Secret
-		if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: ccm.TokenSecretName}, &s); err != nil {
+		if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: ccm.TokenSecretName}, &s); err != nil {
 			t.Fatal(err)
 		}
 		s.Data[corev1.ServiceAccountTokenKey] = append(s.Data[corev1.ServiceAccountTokenKey], 'x')
@@ -267,7 +271,7 @@ func TestCCM(t *testing.T) {
 		poll.Until(t, wait, func() error { return hashChanged(ctx, c, key, &now) })
 	})
 	t.Run("both are removed with the tenant kubeconfig", func(t *testing.T) {
-		tk := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-a", Name: "tenant-kubeconfig"}}
+		tk := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nsA, Name: "tenant-kubeconfig"}}
 		if err := c.Delete(ctx, tk); err != nil {
 			t.Fatal(err)
 		}
@@ -343,20 +347,22 @@ func checkReconcileWritesNothing(t *testing.T, c ctrlruntimeclient.Client, count
 // Deployment, ConfigMap and cluster-wide pair, so it stops; a Deployment of
 // the same name that is not ours stays.
 func TestCCMSwitchedOff(t *testing.T) {
-	infra := envtest.Start(t, envtest.WithCRDFiles())
+	infra := infraPlane.Env(t)
 	tenantEnv := envtest.Start(t, envtest.WithCRDFiles())
 	ctx, c := t.Context(), infra.Client
-	o := ccmOptions()
+	s := newSpace(t, infra)
+	nsA, nsB := s.tenant("a"), s.tenant("b")
+	o := s.options(ccmOptions())
 	running := startController(t, infra.Config, o, nil, -1)
-	createTenant(t, c, "cluster-a", tenantEnv.KubeconfigBytes)
-	createTenant(t, c, "cluster-b", nil)
-	foreign := foreignDeployment(t, c, "cluster-b")
+	createTenant(t, c, nsA, tenantEnv.KubeconfigBytes)
+	createTenant(t, c, nsB, nil)
+	foreign := foreignDeployment(t, c, nsB)
 	poll.Until(t, wait, func() error {
-		return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: csiaccess.CCM().TokenSecretName}, &corev1.Secret{})
+		return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: csiaccess.CCM().TokenSecretName}, &corev1.Secret{})
 	})
-	fillProfileToken(t, infra, "cluster-a", csiaccess.CCM())
-	key := ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: addons.CCMName}
-	cmKey := ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: addons.CCMConfigMapName}
+	fillProfileToken(t, infra, nsA, csiaccess.CCM())
+	key := ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: addons.CCMName}
+	cmKey := ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: addons.CCMConfigMapName}
 	pair := ctrlruntimeclient.ObjectKey{Name: csiaccess.CCM().ClusterObjectName()}
 	poll.Until(t, wait, func() error {
 		if err := c.Get(ctx, key, &appsv1.Deployment{}); err != nil {

@@ -27,47 +27,49 @@ import (
 )
 
 func TestCSIAccess(t *testing.T) {
-	env := envtest.Start(t)
+	env := infraPlane.Env(t)
 	ctx, c := t.Context(), env.Client
-	o := infracontroller.DefaultOptions()
+	s := newSpace(t, env)
+	nsCsi, nsForeign := s.tenant("csi"), s.tenant("foreign")
+	o := s.options(infracontroller.DefaultOptions())
 	o.Flavors, o.EnableStorageClasses = flavorsOff(), false
 	o.CSIAccess.ServerURL = env.Config.Host
 	// A foreign Role of our name in a tenant namespace, made before the
 	// controller starts.
-	createTenant(t, c, "cluster-foreign", nil)
-	foreign := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-foreign", Name: csiaccess.Name}}
+	createTenant(t, c, nsForeign, nil)
+	foreign := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: nsForeign, Name: csiaccess.Name}}
 	if err := c.Create(ctx, foreign); err != nil {
 		t.Fatal(err)
 	}
 	startController(t, env.Config, o, nil, -1)
-	createTenant(t, c, "cluster-csi", nil)
+	createTenant(t, c, nsCsi, nil)
 
 	t.Run("ServiceAccount, Role, RoleBinding and token Secret appear", func(t *testing.T) {
-		poll.Until(t, wait, func() error { return checkAccessObjects(ctx, c, "cluster-csi") })
+		poll.Until(t, wait, func() error { return checkAccessObjects(ctx, c, nsCsi) })
 	})
 	t.Run("a hand-edited Role is restored", func(t *testing.T) {
 		var r rbacv1.Role
-		if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-csi", Name: csiaccess.Name}, &r); err != nil {
+		if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsCsi, Name: csiaccess.Name}, &r); err != nil {
 			t.Fatal(err)
 		}
 		r.Rules = append(r.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"*"}})
 		if err := c.Update(ctx, &r); err != nil {
 			t.Fatal(err)
 		}
-		poll.Until(t, wait, func() error { return checkAccessObjects(ctx, c, "cluster-csi") })
+		poll.Until(t, wait, func() error { return checkAccessObjects(ctx, c, nsCsi) })
 	})
 	t.Run("the kubeconfig grants what the Role allows and nothing more", func(t *testing.T) {
-		fillToken(t, env, "cluster-csi")
+		fillToken(t, env, nsCsi)
 		var s corev1.Secret
 		poll.Until(t, wait, func() error {
-			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-csi", Name: csiaccess.KubeconfigSecretName}, &s)
+			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsCsi, Name: csiaccess.KubeconfigSecretName}, &s)
 		})
-		checkKubeconfig(t, s.Data[csiaccess.KubeconfigKey], "cluster-csi")
+		checkKubeconfig(t, s.Data[csiaccess.KubeconfigKey], nsCsi)
 	})
 	t.Run("a Role we did not create is never touched", func(t *testing.T) {
 		// The rest of that namespace's objects are made; the Role stays.
 		poll.Until(t, wait, func() error {
-			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-foreign", Name: csiaccess.Name}, &rbacv1.RoleBinding{})
+			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsForeign, Name: csiaccess.Name}, &rbacv1.RoleBinding{})
 		})
 		var got rbacv1.Role
 		if err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(foreign), &got); err != nil {
@@ -85,24 +87,26 @@ func TestCSIAccess(t *testing.T) {
 func TestCSIAccessSnapshots(t *testing.T) {
 	for _, snapshots := range []bool{false, true} {
 		t.Run(fmt.Sprintf("snapshots %t", snapshots), func(t *testing.T) {
-			env := envtest.Start(t)
+			env := infraPlane.Env(t)
 			ctx, c := t.Context(), env.Client
-			o := infracontroller.DefaultOptions()
+			s := newSpace(t, env)
+			ns := s.tenant("snap")
+			o := s.options(infracontroller.DefaultOptions())
 			o.Flavors, o.EnableStorageClasses, o.EnableNetworkPolicies = flavorsOff(), false, false
 			o.CSIAccess.Snapshots = snapshots
 			startController(t, env.Config, o, nil, -1)
-			createTenant(t, c, "cluster-snap", nil)
+			createTenant(t, c, ns, nil)
 			want := csiaccess.CSI()
 			if snapshots {
 				want.Rules = append(want.Rules, csiaccess.SnapshotRules()...)
 			}
-			poll.Until(t, wait, func() error { return checkProfileObjects(ctx, c, "cluster-snap", want) })
+			poll.Until(t, wait, func() error { return checkProfileObjects(ctx, c, ns, want) })
 			for _, verb := range []string{"get", "create", "delete"} {
-				checkAllowed(t, env, "cluster-snap", csiaccess.Name, "snapshot.storage.k8s.io", "volumesnapshots", verb, snapshots)
+				checkAllowed(t, env, ns, csiaccess.Name, "snapshot.storage.k8s.io", "volumesnapshots", verb, snapshots)
 			}
-			checkAllowed(t, env, "cluster-snap", csiaccess.Name, "", "persistentvolumeclaims", "get", true)
+			checkAllowed(t, env, ns, csiaccess.Name, "", "persistentvolumeclaims", "get", true)
 			// The resizer grows a tenant volume by patching its infra claim.
-			checkAllowed(t, env, "cluster-snap", csiaccess.Name, "", "persistentvolumeclaims", "patch", true)
+			checkAllowed(t, env, ns, csiaccess.Name, "", "persistentvolumeclaims", "patch", true)
 		})
 	}
 }

@@ -46,27 +46,29 @@ func csiControllerOptions() infracontroller.Options {
 }
 
 func TestCSIController(t *testing.T) {
-	infra := envtest.Start(t, envtest.WithCRDFiles())
+	infra := infraPlane.Env(t)
 	tenantEnv := envtest.Start(t, envtest.WithCRDFiles())
 	ctx, c := t.Context(), infra.Client
-	o := csiControllerOptions()
+	s := newSpace(t, infra)
+	nsA, nsB := s.tenant("a"), s.tenant("b")
+	o := s.options(csiControllerOptions())
 	o.CSIController.Params.ProvisionerImage = "example.com/provisioner:v1"
 	counter := envtest.NewRequestCounter()
 	startController(t, infra.Config, o, counter, -1)
-	createTenant(t, c, "cluster-a", tenantEnv.KubeconfigBytes)
+	createTenant(t, c, nsA, tenantEnv.KubeconfigBytes)
 	// A tenant namespace without a tenant kubeconfig, holding a Deployment
 	// of the same name that is not ours.
-	createTenant(t, c, "cluster-b", nil)
-	foreign := foreignDeployment(t, c, "cluster-b")
-	key := ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: addons.ControllerName}
+	createTenant(t, c, nsB, nil)
+	foreign := foreignDeployment(t, c, nsB)
+	key := ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: addons.ControllerName}
 
 	t.Run("nothing until the infra kubeconfig exists", func(t *testing.T) {
 		poll.Until(t, wait, func() error {
-			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: csiaccess.TokenSecretName}, &corev1.Secret{})
+			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: csiaccess.TokenSecretName}, &corev1.Secret{})
 		})
 		poll.Holds(t, 2*time.Second, func() error { return absent(ctx, c, key) })
 	})
-	fillToken(t, infra, "cluster-a")
+	fillToken(t, infra, nsA)
 	var first appsv1.Deployment
 	t.Run("the Deployment appears with both kubeconfigs", func(t *testing.T) {
 		poll.Until(t, wait, func() error { return checkCSIController(ctx, c, key, &first) })
@@ -85,7 +87,7 @@ func TestCSIController(t *testing.T) {
 	})
 	t.Run("re-applying an unchanged Deployment writes nothing", func(t *testing.T) {
 		poll.Holds(t, 2*time.Second, func() error { return deploymentUnchanged(ctx, c, &first) })
-		checkReconcileWritesNothing(t, c, counter, tenantcomponents.CSI().ControllerName, "cluster-a")
+		checkReconcileWritesNothing(t, c, counter, tenantcomponents.CSI().ControllerName, nsA)
 	})
 	t.Run("a hand edit is taken back", func(t *testing.T) {
 		d := first.DeepCopy()
@@ -121,7 +123,7 @@ func TestCSIController(t *testing.T) {
 		})
 	})
 	t.Run("a new tenant kubeconfig restarts the pods", func(t *testing.T) {
-		updateTenantKubeconfig(t, c, "cluster-a", append(slices.Clone(tenantEnv.KubeconfigBytes), "\n# rotated\n"...))
+		updateTenantKubeconfig(t, c, nsA, append(slices.Clone(tenantEnv.KubeconfigBytes), "\n# rotated\n"...))
 		poll.Until(t, wait, func() error {
 			var have appsv1.Deployment
 			if err := c.Get(ctx, key, &have); err != nil {
@@ -134,7 +136,7 @@ func TestCSIController(t *testing.T) {
 		})
 	})
 	t.Run("the Deployment is removed with the tenant kubeconfig", func(t *testing.T) {
-		tk := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-a", Name: "tenant-kubeconfig"}}
+		tk := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nsA, Name: "tenant-kubeconfig"}}
 		if err := c.Delete(ctx, tk); err != nil {
 			t.Fatal(err)
 		}
@@ -149,18 +151,20 @@ func TestCSIController(t *testing.T) {
 // and the resizer off: the Deployment has the one sidecar and not the
 // other (TestCSIController sees the defaults).
 func TestCSIControllerSwitches(t *testing.T) {
-	infra := envtest.Start(t, envtest.WithCRDFiles())
+	infra := infraPlane.Env(t)
 	tenantEnv := envtest.Start(t, envtest.WithCRDFiles())
 	ctx, c := t.Context(), infra.Client
-	o := csiControllerOptions()
+	s := newSpace(t, infra)
+	nsA := s.tenant("a")
+	o := s.options(csiControllerOptions())
 	o.CSIController.Params.Snapshots, o.CSIController.Params.DisableResizer = true, true
 	startController(t, infra.Config, o, nil, -1)
-	createTenant(t, c, "cluster-a", tenantEnv.KubeconfigBytes)
+	createTenant(t, c, nsA, tenantEnv.KubeconfigBytes)
 	poll.Until(t, wait, func() error {
-		return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: csiaccess.TokenSecretName}, &corev1.Secret{})
+		return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: csiaccess.TokenSecretName}, &corev1.Secret{})
 	})
-	fillToken(t, infra, "cluster-a")
-	key := ctrlruntimeclient.ObjectKey{Namespace: "cluster-a", Name: addons.ControllerName}
+	fillToken(t, infra, nsA)
+	key := ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: addons.ControllerName}
 	var d appsv1.Deployment
 	poll.Until(t, wait, func() error { return checkCSIController(ctx, c, key, &d) })
 	if got := containerImage(&d, "csi-snapshotter"); got != addons.DefaultSnapshotterImage {
@@ -174,9 +178,7 @@ func TestCSIControllerSwitches(t *testing.T) {
 	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast", Annotations: map[string]string{
 		storageclass.InitializeAnnotation: "true", storageclass.SnapshotClassAnnotation: "fast-snap",
 	}}, Provisioner: "example.com/fast"}
-	if err := c.Create(ctx, sc); err != nil {
-		t.Fatal(err)
-	}
+	createInfraClasses(t, c, sc)
 	poll.Until(t, wait, driverEnforcementHas(ctx, c, key, "- fast-snap"))
 	annotate(t, c, "fast", storageclass.SnapshotClassAnnotation, "fast-snap-2")
 	poll.Until(t, wait, driverEnforcementHas(ctx, c, key, "- fast-snap-2"))
@@ -199,12 +201,12 @@ func driverEnforcementHas(ctx context.Context, c ctrlruntimeclient.Client, key c
 	}
 }
 
-// checkCSIController reads the Deployment at key into d and checks the
-// parts the controller owns (see checkComponent) and the driver's
-// arguments.
+// checkCSIController reads the Deployment at key (in the tenant namespace
+// of cluster a) into d and checks the parts the controller owns (see
+// checkComponent) and the driver's arguments.
 func checkCSIController(ctx context.Context, c ctrlruntimeclient.Client, key ctrlruntimeclient.ObjectKey, d *appsv1.Deployment) error {
 	return checkComponent(ctx, c, key, d, csiaccess.CSI(), []string{
-		"--run-controller-service=true", "--infra-cluster-namespace=cluster-a",
+		"--run-controller-service=true", "--infra-cluster-namespace=" + key.Namespace,
 		"--infra-cluster-labels=kkp-kubevirt.io/cluster-id=a", "--infra-cluster-kubeconfig=", "--tenant-cluster-kubeconfig=",
 	})
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
-	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
@@ -78,54 +77,56 @@ func presetSpec(cpu string) map[string]any {
 }
 
 func TestFlavors(t *testing.T) {
-	infra := envtest.Start(t, envtest.WithKubeVirt())
+	infra := kubeVirtPlane.Env(t)
 	ctx, c := t.Context(), infra.Client
-	o := infracontroller.DefaultOptions()
+	s := newSpace(t, infra)
+	o := s.options(infracontroller.DefaultOptions())
 	o.EnableStorageClasses = false
 	ctrl := startController(t, infra.Config, o, nil, -1)
-	createTenant(t, c, "cluster-a", nil)
-	createTenant(t, c, "other", nil)
+	nsA, nsB, other := s.tenant("a"), s.tenant("b"), s.other("other")
+	createTenant(t, c, nsA, nil)
+	createTenant(t, c, other, nil)
 
 	t.Run("every built-in reaches a tenant namespace", func(t *testing.T) {
 		for _, b := range builtins {
-			poll.Until(t, wait, func() error { return hasCopy(ctx, c, b.gvk, "cluster-a", b.name, nil, b.spec) })
+			poll.Until(t, wait, func() error { return hasCopy(ctx, c, b.gvk, nsA, b.name, nil, b.spec) })
 		}
 	})
-	custom := object(flavors.PresetGVK, "default", "custom", map[string]string{"team": "a"}, presetSpec("1"))
+	custom := object(flavors.PresetGVK, s.source, "custom", map[string]string{"team": "a"}, presetSpec("1"))
 	t.Run("a source preset is copied into tenant namespaces only, existing and new", func(t *testing.T) {
 		if err := c.Create(ctx, custom); err != nil {
 			t.Fatal(err)
 		}
-		createTenant(t, c, "cluster-b", nil)
-		for _, ns := range []string{"cluster-a", "cluster-b"} {
+		createTenant(t, c, nsB, nil)
+		for _, ns := range []string{nsA, nsB} {
 			poll.Until(t, wait, func() error {
 				return hasCopy(ctx, c, flavors.PresetGVK, ns, "custom", map[string]string{"team": "a"}, presetSpec("1"))
 			})
 		}
-		poll.Holds(t, time.Second, func() error { return isGone(ctx, c, flavors.PresetGVK, "other", "custom") })
+		poll.Holds(t, time.Second, func() error { return isGone(ctx, c, flavors.PresetGVK, other, "custom") })
 	})
 	t.Run("a change in the source namespace reaches every copy", func(t *testing.T) {
-		changeSource(t, c, "custom", map[string]string{"team": "b"}, presetSpec("3"))
-		for _, ns := range []string{"cluster-a", "cluster-b"} {
+		changeSource(t, c, s.source, "custom", map[string]string{"team": "b"}, presetSpec("3"))
+		for _, ns := range []string{nsA, nsB} {
 			poll.Until(t, wait, func() error {
 				return hasCopy(ctx, c, flavors.PresetGVK, ns, "custom", map[string]string{"team": "b"}, presetSpec("3"))
 			})
 		}
 	})
 	t.Run("hand edits and deletions of our objects are undone", func(t *testing.T) {
-		checkHandEditsUndone(t, c)
+		checkHandEditsUndone(t, c, nsA, nsB)
 	})
 	t.Run("objects we did not create are never touched", func(t *testing.T) {
-		checkForeignUntouched(t, c)
+		checkForeignUntouched(t, c, s.source, nsA, nsB)
 	})
 	t.Run("a preset deleted from the source namespace is deleted from the copies", func(t *testing.T) {
-		if err := c.Delete(ctx, object(flavors.PresetGVK, "default", "custom", nil, nil)); err != nil {
+		if err := c.Delete(ctx, object(flavors.PresetGVK, s.source, "custom", nil, nil)); err != nil {
 			t.Fatal(err)
 		}
-		for _, ns := range []string{"cluster-a", "cluster-b"} {
+		for _, ns := range []string{nsA, nsB} {
 			poll.Until(t, wait, func() error { return isGone(ctx, c, flavors.PresetGVK, ns, "custom") })
 		}
-		if err := hasCopy(ctx, c, flavors.PresetGVK, "cluster-a", "kubermatic-standard", nil, builtins[0].spec); err != nil {
+		if err := hasCopy(ctx, c, flavors.PresetGVK, nsA, "kubermatic-standard", nil, builtins[0].spec); err != nil {
 			t.Errorf("the built-in preset went away with the copy: %v", err)
 		}
 	})
@@ -134,14 +135,14 @@ func TestFlavors(t *testing.T) {
 		off := o
 		off.Flavors.Presets, off.Flavors.Instancetypes = false, false
 		startController(t, infra.Config, off, nil, -1)
-		checkSwitchedOff(t, c)
+		checkSwitchedOff(t, c, nsA)
 	})
 }
 
 // changeSource updates labels and spec of a preset in the source namespace.
-func changeSource(t *testing.T, c ctrlruntimeclient.Client, name string, labels map[string]string, spec map[string]any) {
+func changeSource(t *testing.T, c ctrlruntimeclient.Client, source, name string, labels map[string]string, spec map[string]any) {
 	t.Helper()
-	src, err := get(t.Context(), c, flavors.PresetGVK, "default", name)
+	src, err := get(t.Context(), c, flavors.PresetGVK, source, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,26 +156,26 @@ func changeSource(t *testing.T, c ctrlruntimeclient.Client, name string, labels 
 // checkForeignUntouched creates a foreign preset, and a foreign preset
 // whose name then appears in the source namespace, and checks that neither
 // changes while the source copy reaches another tenant namespace.
-func checkForeignUntouched(t *testing.T, c ctrlruntimeclient.Client) {
+func checkForeignUntouched(t *testing.T, c ctrlruntimeclient.Client, source, nsA, nsB string) {
 	t.Helper()
 	ctx := t.Context()
 	foreign := []*unstructured.Unstructured{
-		object(flavors.PresetGVK, "cluster-a", "hand-made", nil, presetSpec("5")),
-		object(flavors.PresetGVK, "cluster-a", "collide", map[string]string{"owner": "someone"}, presetSpec("6")),
+		object(flavors.PresetGVK, nsA, "hand-made", nil, presetSpec("5")),
+		object(flavors.PresetGVK, nsA, "collide", map[string]string{"owner": "someone"}, presetSpec("6")),
 	}
 	for _, obj := range foreign {
 		if err := c.Create(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := c.Create(ctx, object(flavors.PresetGVK, "default", "collide", nil, presetSpec("7"))); err != nil {
+	if err := c.Create(ctx, object(flavors.PresetGVK, source, "collide", nil, presetSpec("7"))); err != nil {
 		t.Fatal(err)
 	}
-	poll.Until(t, wait, func() error { return hasCopy(ctx, c, flavors.PresetGVK, "cluster-b", "collide", nil, presetSpec("7")) })
+	poll.Until(t, wait, func() error { return hasCopy(ctx, c, flavors.PresetGVK, nsB, "collide", nil, presetSpec("7")) })
 	poll.Holds(t, 2*time.Second, func() error {
 		var errs []error
 		for _, want := range foreign {
-			got, err := get(ctx, c, flavors.PresetGVK, "cluster-a", want.GetName())
+			got, err := get(ctx, c, flavors.PresetGVK, nsA, want.GetName())
 			if err != nil {
 				return err
 			}
@@ -184,21 +185,21 @@ func checkForeignUntouched(t *testing.T, c ctrlruntimeclient.Client) {
 		}
 		return errors.Join(errs...)
 	})
-	if err := c.Delete(ctx, object(flavors.PresetGVK, "default", "collide", nil, nil)); err != nil {
+	if err := c.Delete(ctx, object(flavors.PresetGVK, source, "collide", nil, nil)); err != nil {
 		t.Fatal(err)
 	}
-	poll.Until(t, wait, func() error { return isGone(ctx, c, flavors.PresetGVK, "cluster-b", "collide") })
-	if _, err := get(ctx, c, flavors.PresetGVK, "cluster-a", "collide"); err != nil {
+	poll.Until(t, wait, func() error { return isGone(ctx, c, flavors.PresetGVK, nsB, "collide") })
+	if _, err := get(ctx, c, flavors.PresetGVK, nsA, "collide"); err != nil {
 		t.Errorf("deleting the source deleted a foreign preset of the same name: %v", err)
 	}
 }
 
 // checkHandEditsUndone edits one built-in and deletes one copy by hand and
 // waits for both to be restored.
-func checkHandEditsUndone(t *testing.T, c ctrlruntimeclient.Client) {
+func checkHandEditsUndone(t *testing.T, c ctrlruntimeclient.Client, nsA, nsB string) {
 	t.Helper()
 	ctx := t.Context()
-	edited, err := get(ctx, c, flavors.InstancetypeGVK, "cluster-a", "standard-4")
+	edited, err := get(ctx, c, flavors.InstancetypeGVK, nsA, "standard-4")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,30 +207,30 @@ func checkHandEditsUndone(t *testing.T, c ctrlruntimeclient.Client) {
 	if err := c.Update(ctx, edited); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Delete(ctx, object(flavors.PresetGVK, "cluster-b", "custom", nil, nil)); err != nil {
+	if err := c.Delete(ctx, object(flavors.PresetGVK, nsB, "custom", nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	poll.Until(t, wait, func() error {
-		return hasCopy(ctx, c, flavors.InstancetypeGVK, "cluster-a", "standard-4", nil, builtins[2].spec)
+		return hasCopy(ctx, c, flavors.InstancetypeGVK, nsA, "standard-4", nil, builtins[2].spec)
 	})
 	poll.Until(t, wait, func() error {
-		return hasCopy(ctx, c, flavors.PresetGVK, "cluster-b", "custom", map[string]string{"team": "b"}, presetSpec("3"))
+		return hasCopy(ctx, c, flavors.PresetGVK, nsB, "custom", map[string]string{"team": "b"}, presetSpec("3"))
 	})
 }
 
 // checkSwitchedOff waits for presets and instancetypes to be gone from
-// cluster-a and checks that the preference and foreign presets stayed.
-func checkSwitchedOff(t *testing.T, c ctrlruntimeclient.Client) {
+// tenant namespace a and checks that the preference and foreign presets stayed.
+func checkSwitchedOff(t *testing.T, c ctrlruntimeclient.Client, nsA string) {
 	t.Helper()
 	ctx := t.Context()
 	for _, b := range builtins[:4] {
-		poll.Until(t, wait, func() error { return isGone(ctx, c, b.gvk, "cluster-a", b.name) })
+		poll.Until(t, wait, func() error { return isGone(ctx, c, b.gvk, nsA, b.name) })
 	}
-	if err := hasCopy(ctx, c, flavors.PreferenceGVK, "cluster-a", "sockets-advantage", nil, builtins[4].spec); err != nil {
+	if err := hasCopy(ctx, c, flavors.PreferenceGVK, nsA, "sockets-advantage", nil, builtins[4].spec); err != nil {
 		t.Errorf("the preference went away with the instancetypes: %v", err)
 	}
 	for _, name := range []string{"hand-made", "collide"} {
-		if _, err := get(ctx, c, flavors.PresetGVK, "cluster-a", name); err != nil {
+		if _, err := get(ctx, c, flavors.PresetGVK, nsA, name); err != nil {
 			t.Errorf("a foreign preset went away with ours: %v", err)
 		}
 	}
@@ -239,26 +240,28 @@ func checkSwitchedOff(t *testing.T, c ctrlruntimeclient.Client) {
 // namespaces when switched on, as KubeVirt's API server stores them, and
 // go when switched off, leaving the standard series.
 func TestInstancetypeSeries(t *testing.T) {
-	infra := envtest.Start(t, envtest.WithKubeVirt())
+	infra := kubeVirtPlane.Env(t)
 	ctx, c := t.Context(), infra.Client
-	o := infracontroller.DefaultOptions()
+	s := newSpace(t, infra)
+	o := s.options(infracontroller.DefaultOptions())
 	o.EnableStorageClasses = false
 	o.Flavors.PerformanceInstancetypes, o.Flavors.DensityInstancetypes = true, true
 	ctrl := startController(t, infra.Config, o, nil, -1)
-	createTenant(t, c, "cluster-a", nil)
+	nsA := s.tenant("a")
+	createTenant(t, c, nsA, nil)
 	series := append(flavors.PerformanceInstancetypes(), flavors.DensityInstancetypes()...)
 	for _, it := range series {
 		poll.Until(t, wait, func() error {
-			return hasCopy(ctx, c, flavors.InstancetypeGVK, "cluster-a", it.GetName(), nil, it.Object["spec"])
+			return hasCopy(ctx, c, flavors.InstancetypeGVK, nsA, it.GetName(), nil, it.Object["spec"])
 		})
 	}
 	ctrl.stop()
 	o.Flavors.PerformanceInstancetypes, o.Flavors.DensityInstancetypes = false, false
 	startController(t, infra.Config, o, nil, -1)
 	for _, it := range series {
-		poll.Until(t, wait, func() error { return isGone(ctx, c, flavors.InstancetypeGVK, "cluster-a", it.GetName()) })
+		poll.Until(t, wait, func() error { return isGone(ctx, c, flavors.InstancetypeGVK, nsA, it.GetName()) })
 	}
-	if err := hasCopy(ctx, c, flavors.InstancetypeGVK, "cluster-a", "standard-2", nil, flavors.StandardInstancetypes()[0].Object["spec"]); err != nil {
+	if err := hasCopy(ctx, c, flavors.InstancetypeGVK, nsA, "standard-2", nil, flavors.StandardInstancetypes()[0].Object["spec"]); err != nil {
 		t.Errorf("the standard series went with the others: %v", err)
 	}
 }

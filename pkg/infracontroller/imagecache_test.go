@@ -19,19 +19,20 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/imagecache"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	infraimagecache "github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/imagecache"
-	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 const cacheGrace = 2 * time.Second
 
 func TestImageCache(t *testing.T) {
-	env := envtest.Start(t, envtest.WithCRDFiles("cdi.kubevirt.io.yaml", "kubevirt.io.yaml"))
+	env := infraPlane.Env(t)
 	ctx, c := t.Context(), env.Client
-	o := infracontroller.DefaultOptions()
+	s := newSpace(t, env)
+	nsImages := s.tenant("images")
+	o := s.options(infracontroller.DefaultOptions())
 	o.Flavors, o.EnableStorageClasses, o.EnableCSIAccess = flavorsOff(), false, false
 	o.EnableImageCache, o.ImageCache.GracePeriod = true, cacheGrace
-	const ns = "cluster-images"
+	ns := nsImages
 	createTenant(t, c, ns, nil)
 	// Objects we did not create: a DataVolume with a named image's name
 	// and an unlabelled, unreferenced one.

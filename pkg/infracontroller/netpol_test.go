@@ -23,7 +23,6 @@ import (
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/netpol"
-	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
@@ -34,17 +33,19 @@ ingress:
 `
 
 func TestNetworkPolicies(t *testing.T) {
-	env := envtest.Start(t, envtest.WithCRDFiles())
+	env := infraPlane.Env(t)
 	ctx, c := t.Context(), env.Client
-	o := infracontroller.DefaultOptions()
+	s := newSpace(t, env)
+	nsForeign, nsIsolated := s.tenant("foreign"), s.tenant("isolated")
+	o := s.options(infracontroller.DefaultOptions())
 	o.Flavors, o.EnableStorageClasses, o.EnableCSIAccess = flavorsOff(), false, false
 	o.NetworkPolicies.Nameservers = []string{"1.1.1.1"}
-	const ns = "cluster-isolated"
+	ns, other := nsIsolated, s.other("not-a-tenant")
 	createTenant(t, c, ns, nil)
-	createTenant(t, c, "not-a-tenant", nil)
+	createTenant(t, c, other, nil)
 	// A policy we did not create, named like a default one.
 	foreign := &networkingv1.NetworkPolicy{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-foreign", Name: netpol.IsolationPolicyName},
+		ObjectMeta: metav1.ObjectMeta{Namespace: nsForeign, Name: netpol.IsolationPolicyName},
 		Spec:       networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}},
 	}
 	createTenant(t, c, foreign.Namespace, nil)
@@ -58,7 +59,7 @@ func TestNetworkPolicies(t *testing.T) {
 		poll.Until(t, wait, func() error { return checkPolicies(ctx, c, ns, defaults) })
 	})
 	t.Run("other namespaces get none", func(t *testing.T) {
-		poll.Holds(t, time.Second, func() error { return checkPolicies(ctx, c, "not-a-tenant", nil) })
+		poll.Holds(t, time.Second, func() error { return checkPolicies(ctx, c, other, nil) })
 	})
 	t.Run("a policy we did not create is left alone", func(t *testing.T) {
 		var have networkingv1.NetworkPolicy
@@ -185,13 +186,16 @@ func setNamespaceOptions(t *testing.T, c ctrlruntimeclient.Client, name, options
 // reaches every tenant namespace, a tenant's own policy of the same name
 // wins, and removing the ConfigMap removes its policies everywhere.
 func TestClusterNetworkPolicies(t *testing.T) {
-	env := envtest.Start(t, envtest.WithCRDFiles())
+	env := infraPlane.Env(t)
 	ctx, c := t.Context(), env.Client
-	o := infracontroller.DefaultOptions()
+	s := newSpace(t, env)
+	nsA, nsB := s.tenant("a"), s.tenant("b")
+	clusterWide := s.other("kubevirt-kkp")
+	o := s.options(infracontroller.DefaultOptions())
 	o.Flavors, o.EnableStorageClasses, o.EnableCSIAccess = flavorsOff(), false, false
 	o.NetworkPolicies.DisableDefaults = true
-	o.NetworkPolicies.ClusterPoliciesNamespace = "kubevirt-kkp"
-	for _, ns := range []string{"kubevirt-kkp", "cluster-a", "cluster-b"} {
+	o.NetworkPolicies.ClusterPoliciesNamespace = clusterWide
+	for _, ns := range []string{clusterWide, nsA, nsB} {
 		createTenant(t, c, ns, nil)
 	}
 	startController(t, env.Config, o, nil, -1)
@@ -207,14 +211,14 @@ func TestClusterNetworkPolicies(t *testing.T) {
 		return policies
 	}
 	cluster := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "kubevirt-kkp", Name: netpol.ConfigMapName},
+		ObjectMeta: metav1.ObjectMeta{Namespace: clusterWide, Name: netpol.ConfigMapName},
 		Data: map[string]string{
 			"allow-monitoring": "podSelector: {}\ningress:\n- from:\n  - namespaceSelector: {matchLabels: {name: monitoring}}\n",
 			"allow-lb":         "podSelector: {}\ningress:\n- ports: [{port: 443}]\n",
 		},
 	}
 	own := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-b", Name: netpol.ConfigMapName},
+		ObjectMeta: metav1.ObjectMeta{Namespace: nsB, Name: netpol.ConfigMapName},
 		Data:       map[string]string{"allow-lb": "podSelector: {}\ningress:\n- ports: [{port: 8443}]\n"},
 	}
 	if err := c.Create(ctx, cluster); err != nil {
@@ -224,15 +228,15 @@ func TestClusterNetworkPolicies(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("every tenant gets them, its own of the same name wins", func(t *testing.T) {
-		wantA := parse(cluster, "cluster-a")
-		wantB := []networkingv1.NetworkPolicy{parse(cluster, "cluster-b")[1], parse(own, "cluster-b")[0]}
+		wantA := parse(cluster, nsA)
+		wantB := []networkingv1.NetworkPolicy{parse(cluster, nsB)[1], parse(own, nsB)[0]}
 		poll.Until(t, wait, func() error {
-			if err := checkPolicies(ctx, c, "cluster-a", wantA); err != nil {
+			if err := checkPolicies(ctx, c, nsA, wantA); err != nil {
 				return err
 			}
-			return checkPolicies(ctx, c, "cluster-b", wantB)
+			return checkPolicies(ctx, c, nsB, wantB)
 		})
-		if err := checkPolicies(ctx, c, "kubevirt-kkp", nil); err != nil {
+		if err := checkPolicies(ctx, c, clusterWide, nil); err != nil {
 			t.Errorf("the cluster-wide namespace itself got policies: %v", err)
 		}
 	})
@@ -241,10 +245,10 @@ func TestClusterNetworkPolicies(t *testing.T) {
 			t.Fatal(err)
 		}
 		poll.Until(t, wait, func() error {
-			if err := checkPolicies(ctx, c, "cluster-a", nil); err != nil {
+			if err := checkPolicies(ctx, c, nsA, nil); err != nil {
 				return err
 			}
-			return checkPolicies(ctx, c, "cluster-b", parse(own, "cluster-b"))
+			return checkPolicies(ctx, c, nsB, parse(own, nsB))
 		})
 	})
 }
@@ -265,7 +269,7 @@ func TestNetworkPolicyValidationMatchesAPIServer(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &cases); err != nil {
 		t.Fatal(err)
 	}
-	env := envtest.Start(t)
+	env := infraPlane.Env(t)
 	for _, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
 			p := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: tc.Name}, Spec: tc.Spec}
@@ -287,12 +291,14 @@ func TestNetworkPolicyValidationMatchesAPIServer(t *testing.T) {
 // protocol FOO) are never written and named in a Warning event on the
 // ConfigMap, while the valid entries beside them are applied.
 func TestInvalidNetworkPoliciesNeverWritten(t *testing.T) {
-	env := envtest.Start(t, envtest.WithCRDFiles())
+	env := infraPlane.Env(t)
 	ctx, c := t.Context(), env.Client
-	o := infracontroller.DefaultOptions()
+	s := newSpace(t, env)
+	nsBadpolicies := s.tenant("badpolicies")
+	o := s.options(infracontroller.DefaultOptions())
 	o.Flavors, o.EnableStorageClasses, o.EnableCSIAccess = flavorsOff(), false, false
 	o.NetworkPolicies.DisableDefaults = true
-	const ns = "cluster-badpolicies"
+	ns := nsBadpolicies
 	createTenant(t, c, ns, nil)
 	startController(t, env.Config, o, nil, -1)
 	bad := map[string]string{

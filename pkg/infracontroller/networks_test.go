@@ -17,7 +17,6 @@ import (
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks"
-	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
@@ -27,17 +26,19 @@ const (
 )
 
 func TestTenantNetworks(t *testing.T) {
-	env := envtest.Start(t, envtest.WithCRDFiles("k8s.cni.cncf.io.yaml"), envtest.WithControllerManager())
+	env := gcPlane.Env(t)
 	ctx, c := t.Context(), env.Client
-	o := infracontroller.DefaultOptions()
+	s := newSpace(t, env)
+	nsNets := s.tenant("nets")
+	o := s.options(infracontroller.DefaultOptions())
 	o.Flavors, o.EnableStorageClasses, o.EnableCSIAccess, o.EnableNetworkPolicies = flavorsOff(), false, false, false
 	o.EnableNetworks = true
-	const ns = "cluster-nets"
+	ns, other := nsNets, s.other("shared")
 	createTenant(t, c, ns, nil)
-	createTenant(t, c, "shared", nil)
+	createTenant(t, c, other, nil)
 	// A shared network in another namespace and a foreign one in the
 	// tenant namespace with a name the list uses.
-	shared := nad("shared", "vlan-shared", nil, vlanConfig)
+	shared := nad(other, "vlan-shared", nil, vlanConfig)
 	foreign := nad(ns, "storage", nil, vlanConfig)
 	for _, obj := range []*unstructured.Unstructured{shared, foreign} {
 		if err := c.Create(ctx, obj); err != nil {

@@ -20,19 +20,19 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/infra"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
-	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
 
 // machineSpec is a MachineSpec for the KubeVirt provider in namespace with
-// the given virtualMachine flavor fields.
-func machineSpec(t *testing.T, kubeconfig []byte, namespace string, flavorFields map[string]any) clusterv1alpha1.MachineSpec {
+// a primary disk of StorageClass class and the given virtualMachine flavor
+// fields.
+func machineSpec(t *testing.T, kubeconfig []byte, namespace, class string, flavorFields map[string]any) clusterv1alpha1.MachineSpec {
 	t.Helper()
 	vm := map[string]any{"template": map[string]any{
 		"cpus": "2", "memory": "4Gi",
 		"primaryDisk": map[string]any{
 			"osImage": "http://images.example.com/ubuntu.img", "size": "20Gi",
-			"storageClassName": "fast", "storageAccessType": "ReadWriteOnce",
+			"storageClassName": class, "storageAccessType": "ReadWriteOnce",
 		},
 	}}
 	for k, v := range flavorFields {
@@ -62,18 +62,19 @@ func machineSpec(t *testing.T, kubeconfig []byte, namespace string, flavorFields
 // admission accepts them and the VMs the provider creates with them (no
 // conflict between an instancetype and the VM template).
 func TestProviderFindsFlavors(t *testing.T) {
-	env := envtest.Start(t, envtest.WithKubeVirt())
+	env := kubeVirtPlane.Env(t)
 	ctx := t.Context()
-	o := infracontroller.DefaultOptions()
+	s := newSpace(t, env)
+	o := s.options(infracontroller.DefaultOptions())
 	o.Flavors.PerformanceInstancetypes, o.Flavors.DensityInstancetypes = true, true
 	o.EnableStorageClasses = false
 	startController(t, env.Config, o, nil, -1)
-	if err := env.Client.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast"}, Provisioner: "example.com/fast"}); err != nil {
-		t.Fatal(err)
-	}
-	createTenant(t, env.Client, "cluster-p", nil)
+	class := s.other("fast")
+	createInfraClasses(t, env.Client, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Provisioner: "example.com/fast"})
+	ns := s.tenant("p")
+	createTenant(t, env.Client, ns, nil)
 	for _, b := range builtins {
-		poll.Until(t, wait, func() error { return hasCopy(ctx, env.Client, b.gvk, "cluster-p", b.name, nil, b.spec) })
+		poll.Until(t, wait, func() error { return hasCopy(ctx, env.Client, b.gvk, ns, b.name, nil, b.spec) })
 	}
 	clients, err := infra.NewClients(infra.Options{SyncTimeout: 10 * time.Second})
 	if err != nil {
@@ -96,7 +97,7 @@ func TestProviderFindsFlavors(t *testing.T) {
 		{name: "a preset nobody created", fields: map[string]any{"flavor": map[string]any{"name": "absent"}}, wantErr: `"absent" not found`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			spec := machineSpec(t, env.KubeconfigBytes, "cluster-p", tc.fields)
+			spec := machineSpec(t, env.KubeconfigBytes, ns, class, tc.fields)
 			err := provider.Validate(ctx, zap.NewNop().Sugar(), spec)
 			switch {
 			case tc.wantErr == "" && err != nil:

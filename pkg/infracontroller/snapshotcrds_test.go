@@ -41,22 +41,20 @@ const markerAnnotation = "example.com/installed-by-tenant-admin"
 // two missing ones. Deleting snap deletes our VolumeSnapshotClass in bare,
 // not the tenant's own one, and leaves the CRDs.
 func TestSnapshotCRDs(t *testing.T) {
-	infra, ic := tenantClusterEnv(t)
+	infra, ic, s := tenantClusterEnv(t)
 	bare := envtest.Start(t, envtest.WithCRDFiles())
 	own := envtest.Start(t, envtest.WithCRDFiles())
 	ctx := t.Context()
 	createSnapshotClassCRD(t, own.Client)
 	ownCRD := markCRD(t, own.Client, snapshotCRDNames[0])
 
-	o := infracontroller.DefaultOptions()
+	o := s.options(infracontroller.DefaultOptions())
 	o.Flavors = flavorsOff()
 	o.EnableTenantClusters, o.StorageClasses.Snapshots = true, true
 	o.EnableCSIAccess, o.EnableNetworkPolicies = false, false
 	startController(t, infra.Config, o, nil, -1)
-	if err := ic.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast", Annotations: map[string]string{
-		storageclass.InitializeAnnotation: "true", storageclass.SnapshotClassAnnotation: "fast-snap"}}, Provisioner: "example.com/fast"}); err != nil {
-		t.Fatal(err)
-	}
+	createInfraClasses(t, ic, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast", Annotations: map[string]string{
+		storageclass.InitializeAnnotation: "true", storageclass.SnapshotClassAnnotation: "fast-snap"}}, Provisioner: "example.com/fast"})
 	if err := ic.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "snap-kubeconfig"},
 		Data:       map[string][]byte{"kubeconfig": bare.KubeconfigBytes},
@@ -64,7 +62,7 @@ func TestSnapshotCRDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	createTenantCluster(t, ic, "snap", &infrav1alpha1.SecretKeyReference{Namespace: "default", Name: "snap-kubeconfig"})
-	createTenant(t, ic, "cluster-own", own.KubeconfigBytes)
+	createTenant(t, ic, s.tenant("own"), own.KubeconfigBytes)
 
 	t.Run("absent CRDs are installed, then the VolumeSnapshotClasses follow", func(t *testing.T) {
 		poll.Until(t, wait, expectSnapshotClasses(ctx, bare.Client, map[string]string{"kubevirt-fast": "fast-snap"}))
@@ -122,17 +120,16 @@ func TestSnapshotCRDs(t *testing.T) {
 // TestSnapshotCRDsOff runs the storage-class controller without snapshots:
 // the tenant cluster gets its StorageClass and no snapshot CRD.
 func TestSnapshotCRDsOff(t *testing.T) {
-	infra := envtest.Start(t, envtest.WithCRDFiles())
+	infra := infraPlane.Env(t)
 	tenantEnv := envtest.Start(t, envtest.WithCRDFiles())
 	ctx := t.Context()
-	o := infracontroller.DefaultOptions()
+	s := newSpace(t, infra)
+	o := s.options(infracontroller.DefaultOptions())
 	o.Flavors = flavorsOff()
 	startController(t, infra.Config, o, nil, -1)
-	if err := infra.Client.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast", Annotations: map[string]string{
-		storageclass.InitializeAnnotation: "true", storageclass.SnapshotClassAnnotation: "fast-snap"}}, Provisioner: "example.com/fast"}); err != nil {
-		t.Fatal(err)
-	}
-	createTenant(t, infra.Client, "cluster-a", tenantEnv.KubeconfigBytes)
+	createInfraClasses(t, infra.Client, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast", Annotations: map[string]string{
+		storageclass.InitializeAnnotation: "true", storageclass.SnapshotClassAnnotation: "fast-snap"}}, Provisioner: "example.com/fast"})
+	createTenant(t, infra.Client, s.tenant("a"), tenantEnv.KubeconfigBytes)
 	poll.Until(t, wait, func() error {
 		return tenantEnv.Client.Get(ctx, types.NamespacedName{Name: "kubevirt-fast"}, &storagev1.StorageClass{})
 	})

@@ -83,10 +83,11 @@ func expectClasses(ctx context.Context, c ctrlruntimeclient.Client, want ...stor
 }
 
 func TestStorageClasses(t *testing.T) {
-	infra := envtest.Start(t, envtest.WithCRDFiles())
+	infra := infraPlane.Env(t)
 	tenantEnv := envtest.Start(t, envtest.WithCRDFiles())
 	ctx, ic, tc := t.Context(), infra.Client, tenantEnv.Client
-	o := infracontroller.DefaultOptions()
+	s := newSpace(t, infra)
+	o := s.options(infracontroller.DefaultOptions())
 	o.Flavors = flavorsOff()
 	// No resync: hand edits in the tenant cluster are undone because the
 	// managed classes there are watched.
@@ -94,7 +95,7 @@ func TestStorageClasses(t *testing.T) {
 	startController(t, infra.Config, o, nil, -1)
 
 	foreign := createClasses(t, ic, tc)
-	createTenant(t, ic, "cluster-a", tenantEnv.KubeconfigBytes)
+	createTenant(t, ic, s.tenant("a"), tenantEnv.KubeconfigBytes)
 
 	fast := tenantClass("fast", "scsi", true, storagev1.VolumeBindingWaitForFirstConsumer, zoneTerm(corev1.LabelTopologyZone, "z1", "z2"))
 	zoned := tenantClass("zoned", "virtio", false, storagev1.VolumeBindingImmediate, zoneTerm(corev1.LabelTopologyZone, "z3", "z4"))
@@ -187,8 +188,8 @@ func createClasses(t *testing.T, ic, tc ctrlruntimeclient.Client) *storagev1.Sto
 	t.Helper()
 	ctx := t.Context()
 	foreign := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "kubevirt-legacy"}, Provisioner: "example.com/other"}
-	for _, sc := range []*storagev1.StorageClass{
-		{ObjectMeta: metav1.ObjectMeta{Name: "fast", Annotations: map[string]string{
+	createInfraClasses(t, ic,
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast", Annotations: map[string]string{
 			storageclass.InitializeAnnotation: "true", storageclass.DefaultClassAnnotation: "true"}},
 			Provisioner:       "example.com/fast",
 			VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
@@ -196,17 +197,13 @@ func createClasses(t *testing.T, ic, tc ctrlruntimeclient.Client) *storagev1.Sto
 				{Key: corev1.LabelTopologyZone, Values: []string{"z1", "z2"}},
 				{Key: corev1.LabelHostname, Values: []string{"infra-node-1"}},
 			}}}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "zoned", Annotations: map[string]string{
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "zoned", Annotations: map[string]string{
 			storageclass.InitializeAnnotation: "true", storageclass.BusAnnotation: "virtio", storageclass.ZonesAnnotation: "z3, z4"}},
 			Provisioner: "example.com/zoned"},
-		{ObjectMeta: metav1.ObjectMeta{Name: "slow"}, Provisioner: "example.com/slow"},
-		{ObjectMeta: metav1.ObjectMeta{Name: "legacy", Annotations: map[string]string{storageclass.InitializeAnnotation: "true"}},
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "slow"}, Provisioner: "example.com/slow"},
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "legacy", Annotations: map[string]string{storageclass.InitializeAnnotation: "true"}},
 			Provisioner: "example.com/legacy"},
-	} {
-		if err := ic.Create(ctx, sc); err != nil {
-			t.Fatal(err)
-		}
-	}
+	)
 	if err := tc.Create(ctx, foreign); err != nil {
 		t.Fatal(err)
 	}
@@ -219,24 +216,21 @@ func createClasses(t *testing.T, ic, tc ctrlruntimeclient.Client) *storagev1.Sto
 // kept in line with the annotation. TestSnapshotCRDs covers tenant clusters
 // without the snapshot CRDs.
 func TestStorageClassSnapshots(t *testing.T) {
-	infra := envtest.Start(t, envtest.WithCRDFiles())
+	infra := infraPlane.Env(t)
 	withCRD := envtest.Start(t)
 	ctx, ic := t.Context(), infra.Client
+	s := newSpace(t, infra)
 	createSnapshotClassCRD(t, withCRD.Client)
-	o := infracontroller.DefaultOptions()
+	o := s.options(infracontroller.DefaultOptions())
 	o.Flavors = flavorsOff()
 	o.StorageClasses.Snapshots = true
 	startController(t, infra.Config, o, nil, -1)
-	for _, sc := range []*storagev1.StorageClass{
-		{ObjectMeta: metav1.ObjectMeta{Name: "fast", Annotations: map[string]string{
+	createInfraClasses(t, ic,
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast", Annotations: map[string]string{
 			storageclass.InitializeAnnotation: "true", storageclass.SnapshotClassAnnotation: "fast-snap"}}, Provisioner: "example.com/fast"},
-		{ObjectMeta: metav1.ObjectMeta{Name: "plain", Annotations: map[string]string{storageclass.InitializeAnnotation: "true"}}, Provisioner: "example.com/plain"},
-	} {
-		if err := ic.Create(ctx, sc); err != nil {
-			t.Fatal(err)
-		}
-	}
-	createTenant(t, ic, "cluster-a", withCRD.KubeconfigBytes)
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "plain", Annotations: map[string]string{storageclass.InitializeAnnotation: "true"}}, Provisioner: "example.com/plain"},
+	)
+	createTenant(t, ic, s.tenant("a"), withCRD.KubeconfigBytes)
 	fast := tenantClass("fast", "scsi", false, storagev1.VolumeBindingImmediate)
 	plain := tenantClass("plain", "scsi", false, storagev1.VolumeBindingImmediate)
 

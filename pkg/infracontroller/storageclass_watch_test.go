@@ -27,24 +27,23 @@ const restore = 5 * time.Second
 var writes = []string{"LIST", "POST", "PUT", "PATCH", "DELETE"}
 
 func TestStorageClassWatches(t *testing.T) {
-	infra := envtest.Start(t)
+	infra := infraPlane.Env(t)
 	tenantEnv := envtest.Start(t)
 	ctx, ic, tc := t.Context(), infra.Client, tenantEnv.Client
+	s := newSpace(t, infra)
 	counter := envtest.NewRequestCounter()
-	o := infracontroller.DefaultOptions()
+	o := s.options(infracontroller.DefaultOptions())
 	o.Flavors = flavorsOff()
 	o.StorageClasses.ResyncInterval = 0
 	o.WrapTenantConfig = func(cfg *rest.Config) { cfg.WrapTransport = counter.Wrap }
 	r := startController(t, infra.Config, o, nil, -1)
 
-	if err := ic.Create(ctx, &storagev1.StorageClass{
+	createInfraClasses(t, ic, &storagev1.StorageClass{
 		ObjectMeta: metav1.ObjectMeta{Name: "fast", Annotations: map[string]string{
 			storageclass.InitializeAnnotation: "true", storageclass.DefaultClassAnnotation: "true"}},
 		Provisioner: "example.com/fast",
-	}); err != nil {
-		t.Fatal(err)
-	}
-	createTenant(t, ic, "cluster-a", tenantEnv.KubeconfigBytes)
+	})
+	createTenant(t, ic, s.tenant("a"), tenantEnv.KubeconfigBytes)
 	fast := tenantClass("fast", "scsi", true, storagev1.VolumeBindingImmediate)
 	poll.Until(t, wait, expectClasses(ctx, tc, fast))
 	poll.Until(t, restore, expectWatches(r, 1))
@@ -113,7 +112,7 @@ func TestStorageClassWatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		counter.Reset()
-		setKubeconfig(t, ic, "cluster-a", other)
+		setKubeconfig(t, ic, s.tenant("a"), other)
 		watch := envtest.Request{Verb: "WATCH", Resource: "storage.k8s.io/v1/storageclasses"}
 		poll.Until(t, restore, func() error {
 			if n := counter.Counts()[watch]; n == 0 {
@@ -126,7 +125,7 @@ func TestStorageClassWatches(t *testing.T) {
 		poll.Until(t, restore, expectClasses(ctx, tc, fast))
 	})
 	t.Run("removing the kubeconfig Secret stops the watch", func(t *testing.T) {
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-a", Name: "tenant-kubeconfig"}}
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.tenant("a"), Name: "tenant-kubeconfig"}}
 		if err := ic.Delete(ctx, secret); err != nil {
 			t.Fatal(err)
 		}

@@ -41,8 +41,8 @@ const cleanupSlack = 8 * time.Second
 // records a Warning event, and a deletion against a tenant cluster that
 // does not answer ends within the cleanup timeout.
 func TestTenantClusterFaults(t *testing.T) {
-	env, c := tenantClusterEnv(t, "cdi.kubevirt.io.yaml", "k8s.cni.cncf.io.yaml")
-	o := infracontroller.DefaultOptions()
+	env, c, s := tenantClusterEnv(t)
+	o := s.options(infracontroller.DefaultOptions())
 	o.EnableTenantClusters, o.EnableImageCache, o.EnableNetworks = true, true, true
 	o.EnableStorageClasses, o.EnableCSIAccess = false, false
 	o.TenantCleanupTimeout = cleanupTimeout

@@ -29,25 +29,44 @@ import (
 // virt-controller would while it stops the VM.
 const holdFinalizer = "test.kkp-kubevirt.io/hold"
 
-// tenantClusterEnv starts a control plane with the CRDs the TenantCluster
-// controller reads, and more, and a client that knows TenantClusters.
-func tenantClusterEnv(t *testing.T, crds ...string) (*envtest.Env, ctrlruntimeclient.Client) {
+// tenantClusterEnv returns the shared plane with kube-controller-manager
+// (its client knows TenantClusters) and a space of the test's own there.
+// When the test ends, after its infra-controller has stopped, every
+// TenantCluster goes without its teardown (see forgetTenantClusters): the
+// TenantCluster controller of a later test would take up any left.
+func tenantClusterEnv(t *testing.T) (*envtest.Env, ctrlruntimeclient.Client, space) {
 	t.Helper()
-	crds = append([]string{"kubevirt.io.yaml", "instancetype.kubevirt.io.yaml", "infra.kkp-kubevirt.io.yaml"}, crds...)
-	env := envtest.Start(t, envtest.WithCRDFiles(crds...), envtest.WithControllerManager())
-	if err := infrav1alpha1.AddToScheme(env.Scheme); err != nil {
-		t.Fatal(err)
+	env := gcPlane.Env(t)
+	t.Cleanup(func() { forgetTenantClusters(t, env.Client) })
+	return env, env.Client, newSpace(t, env)
+}
+
+// forgetTenantClusters deletes every TenantCluster with its finalizers
+// dropped, so that nothing tears down its namespace: what is left there
+// belongs to a prefix no later test uses.
+func forgetTenantClusters(tb testing.TB, c ctrlruntimeclient.Client) {
+	tb.Helper()
+	ctx := context.Background()
+	var list infrav1alpha1.TenantClusterList
+	if err := c.List(ctx, &list); err != nil {
+		tb.Errorf("failed to list the TenantClusters left: %v", err)
+		return
 	}
-	c, err := ctrlruntimeclient.New(env.Config, ctrlruntimeclient.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
+	drop := ctrlruntimeclient.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))
+	for i := range list.Items {
+		tc := &list.Items[i]
+		if err := c.Delete(ctx, tc); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+			tb.Errorf("failed to delete TenantCluster %s: %v", tc.Name, err)
+		}
+		if err := c.Patch(ctx, tc, drop); ctrlruntimeclient.IgnoreNotFound(err) != nil {
+			tb.Errorf("failed to drop the finalizers of TenantCluster %s: %v", tc.Name, err)
+		}
 	}
-	return env, c
 }
 
 func TestTenantClusterLifecycle(t *testing.T) {
-	env, c := tenantClusterEnv(t)
-	o := infracontroller.DefaultOptions()
+	env, c, s := tenantClusterEnv(t)
+	o := s.options(infracontroller.DefaultOptions())
 	o.EnableTenantClusters = true
 	o.EnableStorageClasses, o.EnableCSIAccess, o.EnableNetworkPolicies = false, false, false
 	startController(t, env.Config, o, nil, 0)
@@ -66,19 +85,19 @@ func TestTenantClusterLifecycle(t *testing.T) {
 		createTenantCluster(t, c, "abc", &infrav1alpha1.SecretKeyReference{Namespace: "default", Name: "abc-kubeconfig", Key: "config"})
 		poll.Until(t, wait, func() error {
 			var ns corev1.Namespace
-			if err := c.Get(ctx, types.NamespacedName{Name: "cluster-abc"}, &ns); err != nil {
+			if err := c.Get(ctx, types.NamespacedName{Name: s.tenant("abc")}, &ns); err != nil {
 				return err
 			}
 			if got := ns.Labels[tenantcluster.OwnerLabel]; got != "abc" {
 				return fmt.Errorf("owner label = %q, want abc", got)
 			}
 			for _, b := range builtins {
-				if err := hasCopy(ctx, c, b.gvk, "cluster-abc", b.name, nil, b.spec); err != nil {
+				if err := hasCopy(ctx, c, b.gvk, s.tenant("abc"), b.name, nil, b.spec); err != nil {
 					return err
 				}
 			}
 			var secret corev1.Secret
-			if err := c.Get(ctx, types.NamespacedName{Namespace: "cluster-abc", Name: "tenant-kubeconfig"}, &secret); err != nil {
+			if err := c.Get(ctx, types.NamespacedName{Namespace: s.tenant("abc"), Name: "tenant-kubeconfig"}, &secret); err != nil {
 				return err
 			}
 			if diff := cmp.Diff(map[string][]byte{"kubeconfig": kubeconfig}, secret.Data); diff != "" {
@@ -122,9 +141,9 @@ func TestTenantClusterLifecycle(t *testing.T) {
 		})
 	})
 
-	t.Run("options switch flavor sets off for one cluster only", func(t *testing.T) { checkOptions(t, c) })
+	t.Run("options switch flavor sets off for one cluster only", func(t *testing.T) { checkOptions(t, c, s) })
 
-	t.Run("delete removes the VMs first, then the namespace", func(t *testing.T) { checkDeletion(t, c) })
+	t.Run("delete removes the VMs first, then the namespace", func(t *testing.T) { checkDeletion(t, c, s) })
 }
 
 func createTenantCluster(tb testing.TB, c ctrlruntimeclient.Client, id string, ref *infrav1alpha1.SecretKeyReference) {
@@ -177,7 +196,7 @@ func wantConditionReason(ctx context.Context, c ctrlruntimeclient.Client, name, 
 }
 
 // checkOptions switches the instancetypes of TenantCluster opt off and on again.
-func checkOptions(t *testing.T, c ctrlruntimeclient.Client) {
+func checkOptions(t *testing.T, c ctrlruntimeclient.Client, s space) {
 	t.Helper()
 	ctx := t.Context()
 	tc := &infrav1alpha1.TenantCluster{
@@ -190,17 +209,17 @@ func checkOptions(t *testing.T, c ctrlruntimeclient.Client) {
 	poll.Until(t, wait, func() error {
 		for _, b := range builtins {
 			if b.gvk == flavors.InstancetypeGVK {
-				if err := isGone(ctx, c, b.gvk, "cluster-opt", b.name); err != nil {
+				if err := isGone(ctx, c, b.gvk, s.tenant("opt"), b.name); err != nil {
 					return err
 				}
 				continue
 			}
-			if err := hasCopy(ctx, c, b.gvk, "cluster-opt", b.name, nil, b.spec); err != nil {
+			if err := hasCopy(ctx, c, b.gvk, s.tenant("opt"), b.name, nil, b.spec); err != nil {
 				return err
 			}
 		}
 		// The other cluster keeps every set.
-		return hasCopy(ctx, c, flavors.InstancetypeGVK, "cluster-abc", "standard-2", nil, builtins[1].spec)
+		return hasCopy(ctx, c, flavors.InstancetypeGVK, s.tenant("abc"), "standard-2", nil, builtins[1].spec)
 	})
 	if err := c.Get(ctx, types.NamespacedName{Name: "opt"}, tc); err != nil {
 		t.Fatal(err)
@@ -211,7 +230,7 @@ func checkOptions(t *testing.T, c ctrlruntimeclient.Client) {
 	}
 	poll.Until(t, wait, func() error {
 		for _, b := range builtins {
-			if err := hasCopy(ctx, c, b.gvk, "cluster-opt", b.name, nil, b.spec); err != nil {
+			if err := hasCopy(ctx, c, b.gvk, s.tenant("opt"), b.name, nil, b.spec); err != nil {
 				return err
 			}
 		}
@@ -220,10 +239,10 @@ func checkOptions(t *testing.T, c ctrlruntimeclient.Client) {
 }
 
 // checkDeletion deletes TenantCluster abc while a VirtualMachine of it holds on.
-func checkDeletion(t *testing.T, c ctrlruntimeclient.Client) {
+func checkDeletion(t *testing.T, c ctrlruntimeclient.Client, s space) {
 	t.Helper()
 	ctx := t.Context()
-	vm := object(tenantcluster.VirtualMachineGVK, "cluster-abc", "vm-1", nil, vmSpec())
+	vm := object(tenantcluster.VirtualMachineGVK, s.tenant("abc"), "vm-1", nil, vmSpec())
 	vm.SetFinalizers([]string{holdFinalizer})
 	if err := c.Create(ctx, vm); err != nil {
 		t.Fatal(err)
@@ -232,7 +251,7 @@ func checkDeletion(t *testing.T, c ctrlruntimeclient.Client) {
 		t.Fatal(err)
 	}
 	poll.Until(t, wait, func() error {
-		got, err := get(ctx, c, tenantcluster.VirtualMachineGVK, "cluster-abc", "vm-1")
+		got, err := get(ctx, c, tenantcluster.VirtualMachineGVK, s.tenant("abc"), "vm-1")
 		if err != nil {
 			return err
 		}
@@ -243,7 +262,7 @@ func checkDeletion(t *testing.T, c ctrlruntimeclient.Client) {
 	})
 	poll.Holds(t, 2*time.Second, func() error {
 		var ns corev1.Namespace
-		if err := c.Get(ctx, types.NamespacedName{Name: "cluster-abc"}, &ns); err != nil {
+		if err := c.Get(ctx, types.NamespacedName{Name: s.tenant("abc")}, &ns); err != nil {
 			return err
 		}
 		if !ns.DeletionTimestamp.IsZero() {
@@ -251,7 +270,7 @@ func checkDeletion(t *testing.T, c ctrlruntimeclient.Client) {
 		}
 		return nil
 	})
-	got, err := get(ctx, c, tenantcluster.VirtualMachineGVK, "cluster-abc", "vm-1")
+	got, err := get(ctx, c, tenantcluster.VirtualMachineGVK, s.tenant("abc"), "vm-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,8 +279,8 @@ func checkDeletion(t *testing.T, c ctrlruntimeclient.Client) {
 		t.Fatal(err)
 	}
 	poll.Until(t, time.Minute, func() error {
-		if err := c.Get(ctx, types.NamespacedName{Name: "cluster-abc"}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("namespace cluster-abc: got %w, want not found", err)
+		if err := c.Get(ctx, types.NamespacedName{Name: s.tenant("abc")}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("namespace %s: got %w, want not found", s.tenant("abc"), err)
 		}
 		if err := c.Get(ctx, types.NamespacedName{Name: "abc"}, &infrav1alpha1.TenantCluster{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("TenantCluster abc: got %w, want not found", err)

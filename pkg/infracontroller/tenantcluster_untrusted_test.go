@@ -35,8 +35,8 @@ const credential = "S3CRETPASSWORD"
 // a tenant API server that refuses the credentials (401) or forbids the
 // user (403) is reported as such, not as unreachable.
 func TestTenantKubeconfigSecrets(t *testing.T) {
-	env, c := tenantClusterEnv(t)
-	o := infracontroller.DefaultOptions()
+	env, c, s := tenantClusterEnv(t)
+	o := s.options(infracontroller.DefaultOptions())
 	o.EnableTenantClusters = true
 	o.EnableStorageClasses, o.EnableCSIAccess, o.EnableNetworkPolicies = false, false, false
 	startController(t, env.Config, o, nil, 0)

@@ -61,22 +61,16 @@ func (w *writeRecorder) reconcile(tb testing.TB, name string) map[envtest.Reques
 // writes its copy and nothing else; and the status patch leaves the VLAN
 // controller's condition alone.
 func TestTenantClusterReconcileWrites(t *testing.T) {
-	env := envtest.Start(t, envtest.WithCRDFiles("infra.kkp-kubevirt.io.yaml"))
-	if err := infrav1alpha1.AddToScheme(env.Scheme); err != nil {
-		t.Fatal(err)
-	}
-	plain, err := ctrlruntimeclient.New(env.Config, ctrlruntimeclient.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env, plain, s := tenantClusterEnv(t)
 	w := &writeRecorder{counter: envtest.NewRequestCounter()}
 	cfg := rest.CopyConfig(env.Config)
 	cfg.WrapTransport = w.counter.Wrap
+	var err error
 	if w.client, err = ctrlruntimeclient.NewWithWatch(cfg, ctrlruntimeclient.Options{Scheme: env.Scheme}); err != nil {
 		t.Fatal(err)
 	}
 	w.reconciler = &tenantcluster.Reconciler{
-		Client: w.client, APIReader: w.client, Tenants: tenant.Matcher{Prefix: "cluster-"},
+		Client: w.client, APIReader: w.client, Tenants: tenant.Matcher{Prefix: s.prefix()},
 		KubeconfigSecret: "tenant-kubeconfig", KubeconfigSecretKey: "kubeconfig",
 		Connections: &tenant.Clients{},
 		Probe:       func(context.Context, *rest.Config) error { return w.probeErr },

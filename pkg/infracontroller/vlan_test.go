@@ -44,13 +44,13 @@ func vlanOptions(claimNamespace string) infracontroller.Options {
 }
 
 func TestTenantVLANs(t *testing.T) {
-	env, c := tenantClusterEnv(t, "k8s.cni.cncf.io.yaml")
+	env, c, s := tenantClusterEnv(t)
 	ctx := t.Context()
-	const claims = "vlan-claims"
+	claims := s.other("vlan-claims")
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: claims}}); err != nil {
 		t.Fatal(err)
 	}
-	o := vlanOptions(claims)
+	o := s.options(vlanOptions(claims))
 	startController(t, env.Config, o, nil, -1)
 	ids := map[string]int{}
 
@@ -65,11 +65,11 @@ func TestTenantVLANs(t *testing.T) {
 	})
 	t.Run("each namespace gets its NetworkAttachmentDefinition", func(t *testing.T) {
 		for name, id := range ids {
-			poll.Until(t, wait, func() error { return checkVLANNAD(ctx, c, o.VLANs, name, id) })
+			poll.Until(t, wait, func() error { return checkVLANNAD(ctx, c, s, o.VLANs, name, id) })
 		}
 	})
 	t.Run("a hand-edited NetworkAttachmentDefinition is restored", func(t *testing.T) {
-		have, err := get(ctx, c, networks.NetworkAttachmentDefinitionGVK, "cluster-vt0", vlan.DefaultNetworkName)
+		have, err := get(ctx, c, networks.NetworkAttachmentDefinitionGVK, s.tenant("vt0"), vlan.DefaultNetworkName)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,18 +79,18 @@ func TestTenantVLANs(t *testing.T) {
 		if err := c.Update(ctx, have); err != nil {
 			t.Fatal(err)
 		}
-		poll.Until(t, wait, func() error { return checkVLANNAD(ctx, c, o.VLANs, "vt0", ids["vt0"]) })
+		poll.Until(t, wait, func() error { return checkVLANNAD(ctx, c, s, o.VLANs, "vt0", ids["vt0"]) })
 	})
 	t.Run("a tenant network of the VLAN network's name is skipped", func(t *testing.T) {
 		cm := &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-vt0", Name: networks.ConfigMapName},
+			ObjectMeta: metav1.ObjectMeta{Namespace: s.tenant("vt0"), Name: networks.ConfigMapName},
 			Data:       map[string]string{vlan.DefaultNetworkName: bridgeConfig, "storage": bridgeConfig},
 		}
 		if err := c.Create(ctx, cm); err != nil {
 			t.Fatal(err)
 		}
-		poll.Until(t, wait, func() error { return checkNAD(ctx, c, "cluster-vt0", "storage", bridgeConfig) })
-		poll.Holds(t, time.Second, func() error { return checkVLANNAD(ctx, c, o.VLANs, "vt0", ids["vt0"]) })
+		poll.Until(t, wait, func() error { return checkNAD(ctx, c, s.tenant("vt0"), "storage", bridgeConfig) })
+		poll.Holds(t, time.Second, func() error { return checkVLANNAD(ctx, c, s, o.VLANs, "vt0", ids["vt0"]) })
 	})
 	t.Run("an exhausted range is a condition and an event", func(t *testing.T) {
 		createTenantCluster(t, c, "late", nil)
@@ -100,10 +100,10 @@ func TestTenantVLANs(t *testing.T) {
 		})
 	})
 	t.Run("an id is kept while a VM of a deleted tenant cluster still uses it, then reused", func(t *testing.T) {
-		checkKeptWhileUsed(t, c, claims, "vt1", ids["vt1"])
+		checkKeptWhileUsed(t, c, s, claims, "vt1", ids["vt1"])
 	})
 	t.Run("an id is kept while the namespace of a deleted tenant cluster terminates", func(t *testing.T) {
-		checkKeptWhileTerminating(t, c, claims, "vt3", ids["vt3"])
+		checkKeptWhileTerminating(t, c, s, claims, "vt3", ids["vt3"])
 		// The only free id.
 		createTenantCluster(t, c, "after", nil)
 		poll.Until(t, wait, func() error { return wantVLAN(ctx, c, "after", ids["vt3"]) })
@@ -183,8 +183,8 @@ func checkClaims(ctx context.Context, c ctrlruntimeclient.Client, namespace stri
 
 // checkVLANNAD compares the NetworkAttachmentDefinition of TenantCluster
 // name with the exact bridge configuration of id.
-func checkVLANNAD(ctx context.Context, c ctrlruntimeclient.Client, o vlan.Options, name string, id int) error {
-	have, err := get(ctx, c, networks.NetworkAttachmentDefinitionGVK, "cluster-"+name, vlan.DefaultNetworkName)
+func checkVLANNAD(ctx context.Context, c ctrlruntimeclient.Client, s space, o vlan.Options, name string, id int) error {
+	have, err := get(ctx, c, networks.NetworkAttachmentDefinitionGVK, s.tenant(name), vlan.DefaultNetworkName)
 	if err != nil {
 		return err
 	}
@@ -229,10 +229,10 @@ func wantVLAN(ctx context.Context, c ctrlruntimeclient.Client, name string, id i
 // and VM stay, and checks that the id stays claimed (the waiting
 // TenantCluster "late" does not get it) until the VM is gone, and then
 // goes to "late".
-func checkKeptWhileUsed(t *testing.T, c ctrlruntimeclient.Client, claims, name string, id int) {
+func checkKeptWhileUsed(t *testing.T, c ctrlruntimeclient.Client, s space, claims, name string, id int) {
 	t.Helper()
 	ctx := t.Context()
-	vm := object(tenantcluster.VirtualMachineGVK, "cluster-"+name, "uses-vlan", nil, vmSpec())
+	vm := object(tenantcluster.VirtualMachineGVK, s.tenant(name), "uses-vlan", nil, vmSpec())
 	vm.SetFinalizers([]string{holdFinalizer})
 	nets := []any{map[string]any{"name": "default", "multus": map[string]any{"networkName": vlan.DefaultNetworkName, "default": true}}}
 	if err := unstructured.SetNestedSlice(vm.Object, nets, "spec", "template", "spec", "networks"); err != nil {
@@ -258,7 +258,7 @@ func checkKeptWhileUsed(t *testing.T, c ctrlruntimeclient.Client, claims, name s
 	if err := c.Update(ctx, vm); err != nil {
 		t.Fatal(err)
 	}
-	poll.Until(t, wait, func() error { return absentNAD(ctx, c, "cluster-"+name, vlan.DefaultNetworkName) })
+	poll.Until(t, wait, func() error { return absentNAD(ctx, c, s.tenant(name), vlan.DefaultNetworkName) })
 	poll.Until(t, wait, func() error { return wantVLAN(ctx, c, "late", id) })
 }
 
@@ -266,11 +266,11 @@ func checkKeptWhileUsed(t *testing.T, c ctrlruntimeclient.Client, claims, name s
 // Terminating with a finalizer, deletes the TenantCluster and drops its
 // finalizer by hand once it waits for the namespace, and checks that the
 // id stays claimed until the namespace is gone.
-func checkKeptWhileTerminating(t *testing.T, c ctrlruntimeclient.Client, claims, name string, id int) {
+func checkKeptWhileTerminating(t *testing.T, c ctrlruntimeclient.Client, s space, claims, name string, id int) {
 	t.Helper()
 	ctx := t.Context()
 	ns := &corev1.Namespace{}
-	if err := c.Get(ctx, types.NamespacedName{Name: "cluster-" + name}, ns); err != nil {
+	if err := c.Get(ctx, types.NamespacedName{Name: s.tenant(name)}, ns); err != nil {
 		t.Fatal(err)
 	}
 	ns.Finalizers = append(ns.Finalizers, holdFinalizer)

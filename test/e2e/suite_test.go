@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/zapr"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -60,6 +61,11 @@ type suite struct {
 func startSuite(t *testing.T) *suite {
 	t.Helper()
 	s := &suite{top: t, logs: &logBuffer{}}
+	// controller-runtime's global logger, which the controllers' own Run
+	// sets too, before the control planes log through it: unset for 30 s,
+	// it prints a stack trace.
+	log := s.controllerLog(t)
+	ctrl.SetLogger(zapr.NewLogger(log))
 	// The infra cluster runs KubeVirt's and CDI's own controllers and
 	// admission; the simulator plays its nodes, kubelets, scheduler,
 	// provisioner, virt-handlers and guests.
@@ -89,7 +95,7 @@ func startSuite(t *testing.T) *suite {
 		t.Fatal(err)
 	}
 	s.run = controller.RunOptions{
-		Log:             s.controllerLog(t),
+		Log:             log,
 		UserConfig:      exemptConfig(t, s.user.Config),
 		InfraKubeconfig: infraKubeconfig,
 		WorkerCount:     4,

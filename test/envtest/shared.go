@@ -7,6 +7,9 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Shared is a control plane the tests of one package share: the first test
@@ -56,11 +59,18 @@ func (s *Shared) stop() error {
 	return s.env.Stop()
 }
 
-// Main is the TestMain of a package whose tests share control planes: it
+// Main is the TestMain of a package whose tests start control planes: it
 // runs the tests, then stops every one of shared that a test started, so
 // the package leaves no process behind, and exits with the tests' result
 // (failed also when a control plane does not stop cleanly).
+//
+// First it sets controller-runtime's global logger to one that discards:
+// controller-runtime's envtest, managers and caches log through it, and
+// while it is unset for 30 s, controller-runtime prints a stack trace into
+// the test output. The first logger set stays, so a package whose tests
+// want those lines sets its own in an init function.
 func Main(m *testing.M, shared ...*Shared) {
+	ctrllog.SetLogger(logr.Discard())
 	code := m.Run()
 	for _, s := range shared {
 		if err := s.stop(); err != nil {

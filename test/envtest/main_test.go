@@ -1,0 +1,5 @@
+package envtest
+
+import "testing"
+
+func TestMain(m *testing.M) { Main(m) }

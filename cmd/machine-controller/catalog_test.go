@@ -9,13 +9,11 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/catalog"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/imagecache"
-	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
-	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // catalogObject returns an unstructured object with a spec.
@@ -32,7 +30,7 @@ func infraObject(apiVersion, kind, namespace, name string, spec map[string]any) 
 // the catalog shows (plus a cache DataVolume it must not show) and prints
 // it as a table (golden) and as JSON.
 func TestCatalog(t *testing.T) {
-	env := envtest.Start(t)
+	env := kubeVirt.Env(t)
 	ctx := t.Context()
 	ns := env.CreateNamespace(t, "cluster-catalog")
 	path := kubeconfigFile(t, env, ns)
@@ -46,7 +44,7 @@ func TestCatalog(t *testing.T) {
 		map[string]any{"source": map[string]any{"http": map[string]any{"url": "https://images.example.com/x.img"}}})
 	cached.SetLabels(map[string]string{imagecache.Label: imagecache.KindHTTP})
 	waitForConsumer := storagev1.VolumeBindingWaitForFirstConsumer
-	for _, obj := range []ctrlruntimeclient.Object{
+	createAll(t, env,
 		infraObject("kubevirt.io/v1", "VirtualMachineInstancePreset", ns, "kubermatic-standard", map[string]any{
 			"selector": map[string]any{"matchLabels": map[string]any{"kubevirt.io/flavor": "kubermatic-standard"}},
 			"domain":   map[string]any{"devices": map[string]any{}, "resources": resources},
@@ -62,11 +60,7 @@ func TestCatalog(t *testing.T) {
 		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "slow"}, Provisioner: "nfs.csi.k8s.io"},
 		named, cached,
 		infraObject("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", ns, "tenant-net", map[string]any{"config": `{"type":"bridge"}`}),
-	} {
-		if err := env.Client.Create(ctx, obj); err != nil {
-			t.Fatalf("failed to create %s: %v", obj.GetName(), err)
-		}
-	}
+	)
 
 	run := func(args ...string) (string, error) {
 		var out bytes.Buffer

@@ -75,7 +75,7 @@ func admitRendered(t *testing.T, env *envtest.Env, output string) {
 // outputs to KubeVirt v1.9.0's own admission with the installer's KubeVirt
 // configuration.
 func TestRenderedVMsPassKubeVirtAdmission(t *testing.T) {
-	env := envtest.Start(t, envtest.WithKubeVirt())
+	env := kubeVirt.Env(t)
 	goldens, err := filepath.Glob(filepath.Join("testdata", "golden", "*.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestRenderedVMsPassKubeVirtAdmission(t *testing.T) {
 // VM KubeVirt's own admission refuses; on a cluster that refusal is the
 // Create error of every Machine of the MachineDeployment.
 func TestVMPatchJudgedByKubeVirt(t *testing.T) {
-	env := envtest.Start(t, envtest.WithKubeVirt())
+	env := kubeVirt.Env(t)
 	data, err := os.ReadFile(filepath.Join("testdata", "vm-patch.yaml"))
 	if err != nil {
 		t.Fatal(err)

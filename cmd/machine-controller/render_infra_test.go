@@ -39,21 +39,17 @@ func kubeconfigFile(t *testing.T, env *envtest.Env, ns string) string {
 // the kubeconfig's context, proves that nothing is written there and that
 // KubeVirt's admission accepts the VM.
 func TestRenderWithInfraCluster(t *testing.T) {
-	env := envtest.Start(t, envtest.WithKubeVirt())
+	env := kubeVirt.Env(t)
 	ctx := t.Context()
 	ns := env.CreateNamespace(t, "cluster-render")
 	path := kubeconfigFile(t, env, ns)
 	it := infraObject("instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", "", "render-standard-2",
 		map[string]any{"cpu": map[string]any{"guest": int64(2)}, "memory": map[string]any{"guest": "4Gi"}})
-	for _, obj := range []ctrlruntimeclient.Object{
+	createAll(t, env,
 		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "render-shared"}, Provisioner: "example.com/nfs"},
 		&cdicorev1beta1.StorageProfile{ObjectMeta: metav1.ObjectMeta{Name: "render-shared"}},
 		it,
-	} {
-		if err := env.Client.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-	}
+	)
 	profile := &cdicorev1beta1.StorageProfile{}
 	if err := env.Client.Get(ctx, ctrlruntimeclient.ObjectKey{Name: "render-shared"}, profile); err != nil {
 		t.Fatal(err)

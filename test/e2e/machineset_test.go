@@ -12,6 +12,7 @@ import (
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 	cdicorev1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/machine"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
@@ -212,6 +213,8 @@ func (s *suite) checkNodes(t *testing.T, machines []clusterv1alpha1.Machine) {
 		if err := s.user.Client.Get(t.Context(), ctrlruntimeclient.ObjectKey{Name: m.Status.NodeRef.Name}, node); err != nil {
 			t.Fatal(err)
 		}
+		// The simulated guests register without one: the controller sets
+		// it, as no cloud controller manager runs here.
 		if diff := cmp.Diff("kubevirt://"+m.Name, node.Spec.ProviderID); diff != "" {
 			t.Errorf("Node of %s: providerID (-want +got):\n%s", m.Name, diff)
 		}
@@ -315,7 +318,8 @@ const invalidSpecField = "spec.template.spec.providerSpec.value.cloudProviderSpe
 
 // testInvalidSpec: the webhook refuses an invalid spec at apply time; one
 // stored without it (as by an identity the webhook exempts, or before it
-// was installed) is reported on the Machine and by an event.
+// was installed) is reported on the Machine and by an event, and so is a
+// VM that KubeVirt's admission refuses.
 func (s *suite) testInvalidSpec(t *testing.T) {
 	ctx := t.Context()
 	md := newDeployment("invalid", 1, invalidSpec, 1, 0)
@@ -335,6 +339,29 @@ func (s *suite) testInvalidSpec(t *testing.T) {
 	if err := c.Create(ctx, m); err != nil {
 		t.Fatal(err)
 	}
+	s.wantMachineError(t, c, m, "")
+
+	// A spec the provider takes whose VM KubeVirt's admission refuses (a
+	// disk without a volume) is the Machine's error too, with KubeVirt's
+	// reason; nothing of it stays on the infra cluster.
+	refused := &clusterv1alpha1.Machine{
+		ObjectMeta: metav1.ObjectMeta{Name: "refused", Namespace: machineNamespace, Annotations: map[string]string{
+			vm.AnnotationVMPatch: `[{"op":"add","path":"/spec/template/spec/domain/devices/disks/-","value":{"name":"nosuchvolume","disk":{"bus":"virtio"}}}]`,
+		}},
+		Spec: machineSpec(providerSpec),
+	}
+	if err := c.Create(ctx, refused); err != nil {
+		t.Fatal(err)
+	}
+	s.wantMachineError(t, c, refused, "'nosuchvolume' not found")
+}
+
+// wantMachineError waits for an InvalidConfiguration errorMessage holding
+// want and its Warning event on m, then until nothing but the Machine is
+// left, and deletes m.
+func (s *suite) wantMachineError(t *testing.T, c ctrlruntimeclient.Client, m *clusterv1alpha1.Machine, want string) {
+	t.Helper()
+	ctx := t.Context()
 	waitFor(t, timeout, "errorMessage and a Warning event", func() (bool, string) {
 		got := &clusterv1alpha1.Machine{}
 		if err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(m), got); err != nil {
@@ -348,16 +375,20 @@ func (s *suite) testInvalidSpec(t *testing.T) {
 			return e.Regarding.Name == m.Name && e.Type == corev1.EventTypeWarning && e.Reason == "InvalidConfiguration"
 		})
 		msg := ptr.Deref(got.Status.ErrorMessage, "")
-		return msg != "" && ptr.Deref(got.Status.ErrorReason, "") == "InvalidConfiguration" && warned,
+		return msg != "" && strings.Contains(msg, want) && ptr.Deref(got.Status.ErrorReason, "") == "InvalidConfiguration" && warned,
 			fmt.Sprintf("reason=%q message=%q warned=%v", ptr.Deref(got.Status.ErrorReason, ""), msg, warned)
 	})
-	if left := s.leftovers(t); left != "1 Machines" {
-		t.Errorf("after an invalid spec: %s, want only the Machine", left)
-	}
+	// The controller retries a terminal error with its backoff; a retry
+	// writes the user data Secret again and deletes it when the VM is
+	// refused, so nothing stays between retries.
+	waitFor(t, timeout, "only the Machine left after its error", func() (bool, string) {
+		left := s.leftovers(t)
+		return left == "1 Machines", left
+	})
 	if err := c.Delete(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, timeout, "the invalid Machine deleted", func() (bool, string) {
+	waitFor(t, timeout, "Machine "+m.Name+" deleted", func() (bool, string) {
 		err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(m), &clusterv1alpha1.Machine{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})

@@ -17,14 +17,14 @@ import (
 // KubeletVersion is the version simulated Nodes report.
 const KubeletVersion = "v1.33.4"
 
-// ProviderID is the providerID of the Node of a VM.
-func ProviderID(vmName string) string {
-	return "kubevirt://" + vmName
-}
+// LabelGuest marks the Nodes the simulated guests register; its value is
+// the VM's name. The simulator changes and removes only Nodes it carries.
+const LabelGuest = "simulator.kkp-kubevirt.test/guest"
 
 // guests play the kubelets inside the guests: the guest of a running VMI
 // joins the user cluster as a Ready Node named like its VM, with the VMI's
-// address; the Node goes not ready while the VMI does not run, and is
+// address and no spec.providerID, as a kubelet with an external cloud
+// provider registers (the machine-controller sets it); the Node goes not ready while the VMI does not run, and is
 // removed, as a cloud controller would, once the VM is gone or being
 // deleted.
 type guests struct {
@@ -62,8 +62,7 @@ func (g *guests) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 // and marks it Ready with the guest's address.
 func (g *guests) registerNode(ctx context.Context, name, ip string) error {
 	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name}},
-		Spec:       corev1.NodeSpec{ProviderID: ProviderID(name)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name, LabelGuest: name}},
 	}
 	if err := registerNode(ctx, g.user, node, ip, corev1.NodeStatus{}); err != nil || g.servingCertificates == nil {
 		return err
@@ -79,7 +78,7 @@ func (g *guests) markNodeNotReady(ctx context.Context, name string) error {
 	if err := g.user.Get(ctx, ctrlruntimeclient.ObjectKey{Name: name}, node); err != nil {
 		return ctrlruntimeclient.IgnoreNotFound(err)
 	}
-	if node.Spec.ProviderID != ProviderID(name) || !nodeReady(node) {
+	if node.Labels[LabelGuest] != name || !nodeReady(node) {
 		return nil
 	}
 	now := metav1.Now()
@@ -102,7 +101,7 @@ func (g *guests) removeNode(ctx context.Context, name string) error {
 	if err := g.user.Get(ctx, ctrlruntimeclient.ObjectKey{Name: name}, node); err != nil {
 		return ctrlruntimeclient.IgnoreNotFound(err)
 	}
-	if node.Spec.ProviderID != ProviderID(name) {
+	if node.Labels[LabelGuest] != name {
 		return nil
 	}
 	if err := g.user.Delete(ctx, node); ctrlruntimeclient.IgnoreNotFound(err) != nil {

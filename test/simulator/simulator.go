@@ -42,9 +42,10 @@ type Options struct {
 	// ImportDelay is how long a CDI transfer (import, clone) takes.
 	ImportDelay time.Duration
 	// UserClient, when set, plays the kubelets of the guests in the user
-	// cluster: a Ready Node per running guest (named like the VM,
-	// providerID kubevirt://<vm>, InternalIP the guest's address), removed
-	// once the VM is gone or being deleted.
+	// cluster: a Ready Node per running guest (named like the VM, labelled
+	// LabelGuest, InternalIP the guest's address, no spec.providerID, as
+	// with an external cloud provider), removed once the VM is gone or
+	// being deleted.
 	UserClient ctrlruntimeclient.Client
 	// ServingCertificates, when set, is an admin configuration of the user
 	// cluster with which each guest's kubelet, once its Node is

@@ -89,6 +89,19 @@ generate: $(CONTROLLER_GEN) ## Generate the controllers' RBAC into their charts 
 	d="$$($(GO) mod download -json github.com/kubernetes-csi/external-snapshotter/client/v8@v8.2.0 | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')" && for f in volumesnapshotclasses volumesnapshotcontents volumesnapshots; do install -D -m 0644 "$$d/config/crd/snapshot.storage.k8s.io_$$f.yaml" "addons/kubevirt-csi-snapshot-crds/snapshot.storage.k8s.io_$$f.yaml"; done
 	UPSTREAM_BINARIES="$(UPSTREAM_BINARIES)" $(GO) test -count=1 ./test/upstream -update
 
+##@ Release
+
+# make images: REGISTRY names (and, when given, receives) the images and
+# charts; SIGNING_KEY signs the images; VERSION tags them.
+REGISTRY ?=
+SIGNING_KEY ?=
+VERSION ?= v0.1.0
+
+.PHONY: images
+images: ## Build reproducible multi-arch (linux/amd64, linux/arm64) OCI images of machine-controller, infra-controller and kubevirt-installer without a container engine into bin/images (SBOM attached, signed with SIGNING_KEY=cosign.key), the charts pinned by digest into bin/charts, static installers into bin/release; REGISTRY=host/path pushes images and charts there.
+	$(GO) run ./hack/images -o $(LOCALBIN)/images -charts $(LOCALBIN)/charts -release $(LOCALBIN)/release -version $(VERSION) \
+		$(if $(REGISTRY),-registry $(REGISTRY) -push) $(if $(SIGNING_KEY),-signing-key $(SIGNING_KEY))
+
 ##@ Verification
 
 .PHONY: verify

@@ -21,17 +21,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flags"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/restmapper"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/version"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) == 2 && (os.Args[1] == "-version" || os.Args[1] == "--version") {
+		fmt.Println(version.Line("infra-controller"))
+		return
+	}
 	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return
@@ -49,6 +55,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	ctrl.SetLogger(zap.New(zap.UseDevMode(s.Development), zap.WriteTo(stderr)))
+	if err := version.Register(ctrlmetrics.Registry, "infra_controller"); err != nil {
+		return err
+	}
 	cfg, err := kubeconfig.OperatorConfig(s.Kubeconfig)
 	if err != nil {
 		return err

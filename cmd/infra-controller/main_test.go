@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,11 +32,11 @@ func freeAddr(t *testing.T) string {
 
 func TestRun(t *testing.T) {
 	env := envtest.Start(t)
-	probe := freeAddr(t)
+	probe, metrics := freeAddr(t), freeAddr(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"--kubeconfig", env.KubeconfigPath, "--health-probe-bind-address", probe, "--metrics-bind-address", "0"}, io.Discard)
+		done <- run(ctx, []string{"--kubeconfig", env.KubeconfigPath, "--health-probe-bind-address", probe, "--metrics-bind-address", metrics}, io.Discard)
 	}()
 	defer func() {
 		cancel()
@@ -61,6 +62,20 @@ func TestRun(t *testing.T) {
 			})
 		})
 	}
+	t.Run("infra_controller_build_info is served", func(t *testing.T) {
+		resp, err := http.Get("http://" + metrics + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(body), `infra_controller_build_info{commit="`) {
+			t.Errorf("/metrics lacks infra_controller_build_info:\n%.2000s", body)
+		}
+	})
 	t.Run("the controllers run", func(t *testing.T) {
 		poll.Until(t, 30*time.Second, func() error {
 			u := &unstructured.Unstructured{}

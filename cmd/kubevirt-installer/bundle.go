@@ -46,6 +46,7 @@ type bundleCreateOptions struct {
 	signingKey  string
 	platforms   []string
 	referrers   bool
+	layout      string
 }
 
 func newBundleCreateCommand(g *globalOptions) *cobra.Command {
@@ -69,7 +70,13 @@ chosen manifests is stored, which has a digest of its own (bundle.json keeps
 the upstream one). A single-platform image for a platform not chosen is an
 error. The signatures, attestations and SBOMs attached to each image, as
 cosign tags (sha256-<hex>.sig, .att, .sbom) or OCI referrers, are stored
-with it unless --referrers=false.`,
+with it unless --referrers=false.
+
+--images-layout takes the images it holds (make images writes bin/images:
+this project's controllers with their SBOMs and signatures) from that OCI
+layout instead of a registry; an image referenced by digest, as a release
+build pins ours, is stored whole, every platform, so its digest and
+signature hold.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context()) },
 	}
@@ -84,6 +91,7 @@ with it unless --referrers=false.`,
 		"platforms to store of each multi-platform image, os/architecture[/variant]; repeatable or comma-separated")
 	f.BoolVar(&o.referrers, "referrers", true,
 		"store the signatures, attestations and SBOMs attached to each image (cosign tags and OCI referrers)")
+	f.StringVar(&o.layout, "images-layout", "", "OCI layout (make images writes bin/images) to take the images it holds from")
 	_ = cmd.MarkFlagRequired("output")
 	o.transfer.bind(f, false)
 	o.transfer.bindPullMirrors(f)
@@ -123,12 +131,16 @@ func (o *bundleCreateOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	refs := installer.Images(releases)
+	local, refs, err := o.layoutImages(installer.Images(releases))
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(o.out, "pulling %d images\n", len(refs))
 	items, err := bundle.Pull(ctx, refs, mirrors, bundle.PullOptions{Transfer: opts, Referrers: o.referrers})
 	if err != nil {
 		return err
 	}
+	items = append(items, local...)
 	workDir := o.workDir
 	if workDir == "" {
 		workDir = o.output + ".work"
@@ -262,4 +274,24 @@ func (o *bundlePushOptions) Run(ctx context.Context, file string) error {
 	fmt.Fprintf(o.out, "pushed %d images and %d referrers of %s (checksum %s, %s) to %s\n",
 		len(items), referrers, file, v.Checksum, signatureState(v, o.key.file), reg)
 	return nil
+}
+
+// layoutImages takes the images of refs that --images-layout holds from it,
+// without their referrers under --referrers=false, and returns them and
+// the refs left to pull.
+func (o *bundleCreateOptions) layoutImages(refs []string) ([]mirror.Item, []string, error) {
+	if o.layout == "" {
+		return nil, refs, nil
+	}
+	local, rest, err := bundle.FromLayout(o.layout, refs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !o.referrers {
+		for i := range local {
+			local[i].Referrers = nil
+		}
+	}
+	fmt.Fprintf(o.out, "taking %d images from %s\n", len(local), o.layout)
+	return local, rest, nil
 }

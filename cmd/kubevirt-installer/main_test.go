@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"flag"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -98,5 +100,15 @@ func TestConfigurationErrors(t *testing.T) {
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(tt.want)) {
 			t.Errorf("%v: error %v, want one containing %q", tt.args, err, tt.want)
 		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, err := execute(t, "--version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out, "kubevirt-installer version ") || !strings.Contains(out, ", commit ") || !strings.Contains(out, runtime.Version()) {
+		t.Errorf("--version printed %q, want the version, commit and Go version", out)
 	}
 }

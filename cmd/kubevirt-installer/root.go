@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/readiness"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/version"
 )
 
 // globalOptions are the options of every command and the injected
@@ -51,7 +52,9 @@ Multus, KubeVirt, CDI) with the Helm v3 SDK, in dependency order, waiting for
 each component to be ready. Running it again changes nothing.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version.Get().String(),
 	}
+	cmd.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	cmd.SetOut(out)
 	cmd.SetErr(errOut)
 	f := cmd.PersistentFlags()

@@ -228,3 +228,16 @@ func mustVersion(t *testing.T, v string) *semver.Version {
 	}
 	return version
 }
+
+// TestVersion: -version and --version print the version under each
+// program name, in Kubermatic's mode as in this project's.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"machine-controller", "--version"}, {"/usr/local/bin/machine-controller", "-version"}, {"/usr/local/bin/webhook", "-version"}} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), args, strings.NewReader(""), &out, &errOut, getenvOf(nil))
+		want := filepath.Base(args[0]) + " version "
+		if code != 0 || !strings.HasPrefix(out.String(), want) || !strings.Contains(out.String(), "commit ") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 0 and %q...", args, code, out.String(), errOut.String(), want)
+		}
+	}
+}

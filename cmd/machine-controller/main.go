@@ -20,6 +20,10 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/version"
 )
 
 func main() {
@@ -32,7 +36,17 @@ func main() {
 // run runs the command line args (args[0] is the program) and returns the
 // exit code: 0, 1 for an error, 2 for a command line that does not parse.
 func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer, getenv func(string) string) int {
-	var err error
+	if len(args) == 2 && (args[1] == "-version" || args[1] == "--version") {
+		fmt.Fprintln(out, version.Line(strings.TrimSuffix(filepath.Base(args[0]), ".exe")))
+		return 0
+	}
+	// Every process of this binary (controller, webhook) serves
+	// machine_controller_build_info with the metrics it has.
+	err := version.Register(ctrlmetrics.Registry, "machine_controller")
+	if err != nil {
+		fmt.Fprintln(errOut, "Error:", err)
+		return 1
+	}
 	switch mode(args) {
 	case modeKKPWebhook:
 		err = runKKPWebhook(ctx, args[1:], getenv, errOut)

@@ -60,6 +60,11 @@ func (b *builder) writeItem(item mirror.Item, platforms []v1.Platform) (ImageEnt
 	stored := item
 	if item.Index != nil {
 		sel, err := selectPlatforms(item.Ref, item.Index, platforms)
+		if err == nil && sel.filtered && isDigestRef(item.Ref) {
+			// A reference by digest names this very index (and a
+			// signature signs it): it is stored whole.
+			sel, err = selectPlatforms(item.Ref, item.Index, indexPlatforms(item.Index))
+		}
 		if err != nil {
 			return entry, nil, err
 		}

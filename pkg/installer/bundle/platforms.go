@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -52,6 +53,27 @@ func platformStrings(platforms []v1.Platform) []string {
 		out = append(out, p.String())
 	}
 	return out
+}
+
+// indexPlatforms are the platforms of the manifests idx lists.
+func indexPlatforms(idx v1.ImageIndex) []v1.Platform {
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return nil
+	}
+	var out []v1.Platform
+	for _, d := range m.Manifests {
+		if d.Platform != nil && !isAttestation(d) {
+			out = append(out, *d.Platform)
+		}
+	}
+	return out
+}
+
+// isDigestRef reports whether ref names its image by digest.
+func isDigestRef(ref string) bool {
+	_, err := name.NewDigest(ref)
+	return err == nil
 }
 
 // chosen reports whether p is one of want.

@@ -52,7 +52,7 @@ func BuildSBOM(meta Metadata) *cdx.BOM {
 	}
 	components := make([]cdx.Component, 0, len(meta.Images)+len(meta.Charts))
 	for _, img := range meta.Images {
-		components = append(components, imageComponent(img))
+		components = append(components, ImageComponent(img))
 	}
 	for _, c := range meta.Charts {
 		components = append(components, cdx.Component{
@@ -67,12 +67,13 @@ func BuildSBOM(meta Metadata) *cdx.BOM {
 	return bom
 }
 
-// imageComponent describes one image: one platform property per stored
-// platform and one referrer property per stored referrer. Its package URL
-// follows the purl oci type: the repository's last segment as name, the
-// manifest digest as version, the repository and tag as qualifiers, and the architecture for a
-// single-platform image.
-func imageComponent(img ImageEntry) cdx.Component {
+// ImageComponent describes one image as a CycloneDX container component:
+// one platform property per stored platform and one referrer property per
+// stored referrer. Its package URL follows the purl oci type: the
+// repository's last segment as name, the manifest digest as version, the
+// repository and tag as qualifiers, and the architecture for a
+// single-platform image. Package imagebuild describes its images with it.
+func ImageComponent(img ImageEntry) cdx.Component {
 	repo, tag := img.Ref, ""
 	if ref, err := name.ParseReference(img.Ref); err == nil {
 		repo = ref.Context().Name()

@@ -29,13 +29,13 @@ var table = map[key]func() Set{
 	{component: "cdi", version: "v1.65.0"}: func() Set {
 		return CDI("quay.io/kubevirt", "v1.65.0")
 	},
-	// Our own controllers; the registry path is a placeholder until the
-	// images are published.
+	// Our own controllers, built by make images; a release build pins
+	// them by digest (ours.go).
 	{component: "infra-controller", version: "v0.1.0"}: func() Set {
-		return append(Set{{Name: "infra-controller", ValuesKey: "controller", Ref: "ghcr.io/kubevirt-kkp/infra-controller:v0.1.0"}}, kubeVirtCSI()...)
+		return append(Set{{Name: "infra-controller", ValuesKey: "controller", Ref: ours("infra-controller", "v0.1.0")}}, kubeVirtCSI()...)
 	},
 	{component: "machine-controller", version: "v0.1.0"}: func() Set {
-		return Set{{Name: "machine-controller", ValuesKey: "controller", Ref: "ghcr.io/kubevirt-kkp/machine-controller:v0.1.0"}}
+		return Set{{Name: "machine-controller", ValuesKey: "controller", Ref: ours("machine-controller", "v0.1.0")}}
 	},
 }
 

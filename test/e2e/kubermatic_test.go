@@ -178,25 +178,13 @@ func startKKPRig(t *testing.T) *kkpRig {
 		"PROBER_KUBECONFIG=" + filepath.Join(r.dir, "kubeconfig"),
 		"HTTPS_PROXY=" + r.proxy.URL, "NO_PROXY=127.0.0.1",
 	}
-	r.webhook = kkp.Start(t, "webhook", webhookBin, withAddress(kkp.WebhookArgs(r.dir, kkpNamespace), "-listen-address", webhookAddr), env)
+	r.webhook = kkp.Start(t, "webhook", webhookBin, kkp.WithAddress(kkp.WebhookArgs(r.dir, kkpNamespace), "-listen-address", webhookAddr), env)
 	r.waitHealthy(t, r.webhook, "https://"+webhookAddr+"/healthz")
-	args := withAddress(withAddress(kkp.ControllerArgs(r.dir), "-health-probe-address", healthAddr), "-metrics-address", metricsAddr)
+	args := kkp.WithAddress(kkp.WithAddress(kkp.ControllerArgs(r.dir), "-health-probe-address", healthAddr), "-metrics-address", metricsAddr)
 	r.controller = kkp.Start(t, "machine-controller", controllerBin, args, env)
 	r.installWebhookConfiguration(t, webhookAddr)
 	r.waitHealthy(t, r.controller, "http://"+healthAddr+"/readyz")
 	return r
-}
-
-// withAddress returns args with the value of flag replaced: Kubermatic's
-// fixed ports (a pod's own) would collide on one machine.
-func withAddress(args []string, flag, address string) []string {
-	out := append([]string(nil), args...)
-	for i := range out[:len(out)-1] {
-		if out[i] == flag {
-			out[i+1] = address
-		}
-	}
-	return out
 }
 
 // prepareKKPInfra creates the cluster's infra namespace and a default
@@ -250,15 +238,9 @@ func (r *kkpRig) writeFiles(t *testing.T) {
 	// The seed's CA bundle: the only trust the processes have for servers
 	// that bring no CA of their own, the infra API server among them.
 	bundle := append(append([]byte(nil), r.infra.Config.CAData...), cert...)
-	for name, data := range map[string][]byte{"kubeconfig": kubeconfig, "ca-bundle.pem": bundle, "cert.pem": cert, "key.pem": key} {
-		if err := os.WriteFile(filepath.Join(r.dir, name), data, 0o644); err != nil { //nolint:gosec // read by the processes' uid
-			t.Fatal(err)
-		}
-	}
-	for dir := r.dir; dir != os.TempDir() && dir != "/"; dir = filepath.Dir(dir) {
-		if err := os.Chmod(dir, 0o755); err != nil { //nolint:gosec // the processes' uid must reach the files
-			t.Fatal(err)
-		}
+	files := map[string][]byte{"kubeconfig": kubeconfig, "ca-bundle.pem": bundle, "cert.pem": cert, "key.pem": key}
+	if err := kkp.WriteFiles(r.dir, files); err != nil {
+		t.Fatal(err)
 	}
 }
 

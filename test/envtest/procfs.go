@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Process is a process as /proc shows it, enough to find what a control
@@ -116,24 +117,58 @@ func (p Process) UID() (int, error) {
 // zombieState marks a process that has ended but was not waited for.
 const zombieState = "Z"
 
-// readProcess parses /proc/<pid>/stat: "pid (comm) state ppid pgrp ...",
-// with the start time as the 22nd field. comm may hold spaces and
-// parentheses, so the fields after it are found from its last ")".
-func readProcess(pid int) (Process, error) {
+// clockTicks is the unit of the times in /proc/<pid>/stat: USER_HZ, 100
+// per second on every Linux architecture (the kernel's ABI to user space,
+// whatever its internal HZ).
+const clockTicks = 100
+
+// CPUTime returns the CPU time the process has used so far, in user and
+// kernel mode (utime + stime, fields 14 and 15 of /proc/<pid>/stat), not
+// counting its children.
+func CPUTime(pid int) (time.Duration, error) {
+	_, fields, err := readStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	var ticks uint64
+	for _, n := range []int{14, 15} {
+		v, err := strconv.ParseUint(fields[n-3], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("failed to parse field %d of /proc/%d/stat: %w", n, pid, err)
+		}
+		ticks += v
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// readStat reads /proc/<pid>/stat, "pid (comm) state ppid pgrp ...", into
+// the command name and the fields after it, from field 3 (state) on, so
+// that field n is fields[n-3]. comm may hold spaces and parentheses, so the
+// fields are found from its last ")".
+func readStat(pid int) (string, []string, error) {
 	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return Process{}, err
+		return "", nil, err
 	}
 	open, end := strings.IndexByte(string(raw), '('), strings.LastIndexByte(string(raw), ')')
 	if open < 0 || end < open {
-		return Process{}, fmt.Errorf("failed to parse /proc/%d/stat: no command name", pid)
+		return "", nil, fmt.Errorf("failed to parse /proc/%d/stat: no command name", pid)
 	}
 	fields := strings.Fields(string(raw[end+1:]))
-	// fields[0] is field 3 (state), so field n is fields[n-3].
 	if len(fields) < 20 {
-		return Process{}, fmt.Errorf("failed to parse /proc/%d/stat: %d fields", pid, len(fields)+2)
+		return "", nil, fmt.Errorf("failed to parse /proc/%d/stat: %d fields", pid, len(fields)+2)
 	}
-	p := Process{PID: pid, Name: string(raw[open+1 : end]), state: fields[0]}
+	return string(raw[open+1 : end]), fields, nil
+}
+
+// readProcess parses /proc/<pid>/stat, with the start time as the 22nd
+// field.
+func readProcess(pid int) (Process, error) {
+	name, fields, err := readStat(pid)
+	if err != nil {
+		return Process{}, err
+	}
+	p := Process{PID: pid, Name: name, state: fields[0]}
 	for i, dst := range map[int]*int{4: &p.PPID, 5: &p.PGID} {
 		if *dst, err = strconv.Atoi(fields[i-3]); err != nil {
 			return Process{}, fmt.Errorf("failed to parse field %d of /proc/%d/stat: %w", i, pid, err)

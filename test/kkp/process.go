@@ -108,6 +108,16 @@ func (p *Process) Stop(tb testing.TB) {
 	}
 }
 
+// PID is the process's id.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Exited is closed once the process has ended; Err then says how.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Err is how the process ended (nil for exit status 0), once Exited is
+// closed.
+func (p *Process) Err() error { return p.err }
+
 // Log returns what the process printed so far.
 func (p *Process) Log() string { return p.log.String() }
 

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/simulator"
@@ -85,19 +86,22 @@ func (r *rig) stop(tb testing.TB) {
 	}
 }
 
-// controllerProcess is a running machine-controller binary.
+// controllerProcess is a running machine-controller binary (ours, under
+// either command line, or upstream's).
 type controllerProcess struct {
-	cmd         *exec.Cmd
+	// name is the binary's name, pid its process.
+	name        string
+	pid         int
 	metricsAddr string
 	// pprofAddr is where the process serves /debug/pprof/ ("" if not).
 	pprofAddr string
 	// stop interrupts the process and waits for it to end.
 	stop func()
-	// exited is closed once the process has ended; waitErr is then how.
-	exited  chan struct{}
-	waitErr error
-	// logPath holds the process's output.
-	logPath string
+	// exited is closed once the process has ended; exitErr then says how.
+	exited  <-chan struct{}
+	exitErr func() error
+	// output returns what the process printed so far.
+	output func() (string, error)
 }
 
 // running returns nil while the process runs, else how it ended and the
@@ -108,11 +112,11 @@ func (p *controllerProcess) running() error {
 	default:
 		return nil
 	}
-	how := p.waitErr
+	how := p.exitErr()
 	if how == nil {
 		how = errors.New("exit status 0")
 	}
-	return fmt.Errorf("%s ended early (%w); the end of its output:\n%s", filepath.Base(p.cmd.Path), how, p.logTail(100))
+	return fmt.Errorf("%s ended early (%w); the end of its output:\n%s", p.name, how, p.logTail(100))
 }
 
 // untilExit returns a context of parent that also ends when the process
@@ -131,11 +135,11 @@ func (p *controllerProcess) untilExit(parent context.Context) (context.Context, 
 
 // logTail returns the last n lines of the process's output.
 func (p *controllerProcess) logTail(n int) string {
-	out, err := os.ReadFile(p.logPath)
+	out, err := p.output()
 	if err != nil {
-		return fmt.Sprintf("failed to read %s: %v", p.logPath, err)
+		return err.Error()
 	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
@@ -217,14 +221,23 @@ func runProcess(tb testing.TB, cmd *exec.Cmd, metricsAddr, logPath string) *cont
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("failed to start %s: %v", cmd.Path, err)
 	}
-	p := &controllerProcess{cmd: cmd, metricsAddr: metricsAddr, exited: make(chan struct{}), logPath: logPath}
+	exited := make(chan struct{})
+	var waitErr error
 	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.exited)
+		waitErr = cmd.Wait()
+		close(exited)
 	}()
+	p := &controllerProcess{
+		name: filepath.Base(cmd.Path), pid: cmd.Process.Pid, metricsAddr: metricsAddr,
+		exited: exited, exitErr: func() error { return waitErr },
+		output: func() (string, error) {
+			out, err := os.ReadFile(logPath)
+			return string(out), err
+		},
+	}
 	p.stop = sync.OnceFunc(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
-		<-p.exited
+		<-exited
 		_ = logFile.Close()
 	})
 	tb.Cleanup(p.stop)
@@ -233,7 +246,12 @@ func runProcess(tb testing.TB, cmd *exec.Cmd, metricsAddr, logPath string) *cont
 
 // peakRSS is the process's peak resident set size (VmHWM) in bytes.
 func (p *controllerProcess) peakRSS() (int64, error) {
-	return envtest.Memory(p.cmd.Process.Pid, "VmHWM")
+	return envtest.Memory(p.pid, "VmHWM")
+}
+
+// cpuTime is the CPU time the process has used so far.
+func (p *controllerProcess) cpuTime() (time.Duration, error) {
+	return envtest.CPUTime(p.pid)
 }
 
 // requestsByHost sums the controller's rest_client_requests_total by API

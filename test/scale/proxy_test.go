@@ -19,24 +19,25 @@ import (
 // controller's user-cluster requests can be told apart by what they touch
 // (Machine, Machine status, Node, Event, Secret), which its client-go
 // metrics do not say. The controller reaches it over plain HTTP without
-// credentials; the proxy forwards with the admin identity of the API
-// server.
+// credentials; the proxy forwards with the identity it is given (the API
+// server's admin, or Kubermatic's machine-controller).
 type countingProxy struct {
 	counter *envtest.RequestCounter
 	server  *httptest.Server
 }
 
-// startProxy starts a counting proxy in front of env until the test ends.
-func startProxy(tb testing.TB, env *envtest.Env) *countingProxy {
+// startProxy starts a counting proxy in front of the API server of cfg,
+// forwarding with cfg's identity, until the test ends.
+func startProxy(tb testing.TB, cfg *rest.Config) *countingProxy {
 	tb.Helper()
-	target, err := url.Parse(env.Config.Host)
+	target, err := url.Parse(cfg.Host)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	if target.Scheme == "" {
-		target = &url.URL{Scheme: "https", Host: env.Config.Host}
+		target = &url.URL{Scheme: "https", Host: cfg.Host}
 	}
-	transport, err := rest.TransportFor(env.Config)
+	transport, err := rest.TransportFor(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -54,74 +54,79 @@ type result struct {
 	// and resource, e.g. "PATCH v1/nodes" (see countingProxy).
 	userResources map[string]float64
 	peakRSS       int64
+	// cpu is the CPU time the controller process used, start-up included
+	// (utime + stime of /proc/<pid>/stat).
+	cpu time.Duration
+	// webhook is what KKP mode's webhook did, else nil.
+	webhook *webhookResult
 }
 
 // measureRepeated measures repeats scale-ups of replicas one after the
 // other, each a raw baseline and a controller run side by side, and logs
 // each and the spread of all.
-func measureRepeated(tb testing.TB, replicas, repeats int, timeout time.Duration, detectMutations bool) summary {
+func measureRepeated(tb testing.TB, replicas, repeats int, timeout time.Duration, s setup) summary {
 	tb.Helper()
 	results := make([]result, 0, repeats)
 	for i := range repeats {
-		res := measure(tb, replicas, timeout, detectMutations)
+		res := measure(tb, replicas, timeout, s)
 		tb.Logf("repeat %d/%d: %s", i+1, repeats, res)
 		results = append(results, res)
 	}
-	s := summarize(results)
-	tb.Log(s)
-	return s
+	sum := summarize(results)
+	tb.Log(sum)
+	return sum
 }
 
 // measure runs the raw baseline on one rig, then the controller on a fresh
 // one, in the same process one after the other; each rig is stopped before
-// the next starts. detectMutations is startController's.
-func measure(tb testing.TB, replicas int, timeout time.Duration, detectMutations bool) result {
+// the next starts.
+func measure(tb testing.TB, replicas int, timeout time.Duration, s setup) result {
 	tb.Helper()
 	res := result{replicas: replicas}
-	statusSubresource, err := machineStatusFromEnv()
-	if err != nil {
-		tb.Fatal(err)
-	}
 	raw := startRig(tb)
-	if res.rawTime, res.rawVMsCreated, err = rawScaleUp(tb, raw, replicas, timeout); err != nil {
+	var err error
+	if res.rawTime, res.rawVMsCreated, err = rawScaleUp(tb, raw, replicas, timeout, s.workers()); err != nil {
 		tb.Fatal(err)
 	}
 	raw.stop(tb)
 	r := startRig(tb)
-	if !statusSubresource {
-		r.user.ServeMachineStatus(tb, false)
-	}
-	proxy := startProxy(tb, r.user)
-	ctrlProc := startController(tb, r, proxy.kubeconfig(tb), detectMutations)
+	run := startControllerRun(tb, r, s)
+	ctrlProc := run.proc
 	ctx, cancel := ctrlProc.untilExit(tb.Context())
 	defer cancel()
+	run.webhook.begin(tb)
 	if res.controllerTime, res.controllerVMsCreated, res.controllerNodesReady, err = controllerScaleUp(ctx, tb, r, replicas, timeout); err != nil {
 		tb.Fatal(errors.Join(err, ctrlProc.running()))
 	}
 	waitForDeploymentStatus(tb, r, replicas)
-	if detectMutations {
+	if s.detectMutations {
 		// The detector compares every second: give it one more round.
 		time.Sleep(2 * time.Second)
 	}
 	if err := ctrlProc.running(); err != nil {
 		tb.Fatal(err)
 	}
+	if res.cpu, err = ctrlProc.cpuTime(); err != nil {
+		tb.Fatal(err)
+	}
 	byHost, byMethod, err := ctrlProc.requestsByHost(tb.Context())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	user, infra := proxy.host(), hostOf(tb, r.infra)
+	user, infra := run.proxy.host(), hostOf(tb, r.infra)
 	res.userRequests, res.infraRequests = byHost[user], byHost[infra]
 	res.requests = map[string]float64{}
 	for key, n := range byMethod {
 		res.requests[strings.NewReplacer(user, "user", infra, "infra").Replace(key)] += n
 	}
-	res.userResources = proxy.byResource()
+	res.userResources = run.proxy.byResource()
 	if res.peakRSS, err = ctrlProc.peakRSS(); err != nil {
 		tb.Fatal(err)
 	}
+	res.webhook = run.webhook.finish(tb)
 	saveHeapProfile(tb, ctrlProc, replicas)
 	ctrlProc.stop()
+	run.webhook.stop(tb)
 	r.stop(tb)
 	return res
 }
@@ -137,6 +142,9 @@ const profileDirEnv = "SCALE_PROFILE_DIR"
 // still reported.
 func saveHeapProfile(tb testing.TB, p *controllerProcess, replicas int) {
 	tb.Helper()
+	if p.pprofAddr == "" {
+		return
+	}
 	dir := os.Getenv(profileDirEnv)
 	if dir == "" {
 		dir = tb.TempDir()
@@ -162,20 +170,7 @@ func saveHeapProfile(tb testing.TB, p *controllerProcess, replicas int) {
 // controller's process ends.
 func controllerScaleUp(ctx context.Context, tb testing.TB, r *rig, replicas int, timeout time.Duration) (total, vmsAt, nodesAt time.Duration, err error) {
 	tb.Helper()
-	md := &clusterv1alpha1.MachineDeployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "scale", Namespace: "kube-system"},
-		Spec: clusterv1alpha1.MachineDeploymentSpec{
-			Replicas: ptr.To(int32(replicas)),
-			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"md": "scale"}},
-			Template: clusterv1alpha1.MachineTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"md": "scale"}},
-				Spec: clusterv1alpha1.MachineSpec{
-					ProviderSpec: clusterv1alpha1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(providerSpec)}},
-					Versions:     clusterv1alpha1.MachineVersionInfo{Kubelet: "1.33.4"},
-				},
-			},
-		},
-	}
+	md := machineDeployment("scale", replicas, "1.33.4")
 	infra, stopInfra := watchKinds(tb, r.infra, &kubevirtcorev1.VirtualMachine{})
 	defer stopInfra()
 	user, stopUser := watchKinds(tb, r.user, &clusterv1alpha1.Machine{}, &corev1.Node{})
@@ -231,6 +226,25 @@ func controllerScaleUp(ctx context.Context, tb testing.TB, r *rig, replicas int,
 	return time.Since(start), vmsAt, nodesAt, errors.Join(err, duplicates)
 }
 
+// machineDeployment is a MachineDeployment in kube-system of replicas
+// Machines with the benchmark's providerSpec and kubelet version.
+func machineDeployment(name string, replicas int, kubelet string) *clusterv1alpha1.MachineDeployment {
+	return &clusterv1alpha1.MachineDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system"},
+		Spec: clusterv1alpha1.MachineDeploymentSpec{
+			Replicas: ptr.To(int32(replicas)),
+			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"md": name}},
+			Template: clusterv1alpha1.MachineTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"md": name}},
+				Spec: clusterv1alpha1.MachineSpec{
+					ProviderSpec: clusterv1alpha1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(providerSpec)}},
+					Versions:     clusterv1alpha1.MachineVersionInfo{Kubelet: kubelet},
+				},
+			},
+		},
+	}
+}
+
 // readyNodes counts the Nodes whose Ready condition is True.
 func readyNodes(ctx context.Context, c ctrlruntimeclient.Reader) (int, error) {
 	nodes := &corev1.NodeList{}
@@ -271,9 +285,9 @@ func waitForDeploymentStatus(tb testing.TB, r *rig, replicas int) {
 // rawScaleUp creates what the controller would, directly: the image's cache
 // DataVolume once, per Machine the user-data Secret and the VirtualMachine (built by the same builder) on the
 // infra cluster and the Machine on the user cluster, then waits until every
-// guest's Node is Ready. It returns how long that took and how long the
-// creation alone took.
-func rawScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (total, vmsAt time.Duration, err error) {
+// guest's Node is Ready; it creates workers Machines at a time. It returns
+// how long that took and how long the creation alone took.
+func rawScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration, workers int) (total, vmsAt time.Duration, err error) {
 	tb.Helper()
 	ctx := tb.Context()
 	getenv := func(key string) string {
@@ -302,7 +316,7 @@ func rawScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (tot
 		// controller's do.
 		facts.CacheDataVolume = cache.Name
 	}
-	if err := createRaw(ctx, r, settings, facts, replicas); err != nil {
+	if err := createRaw(ctx, r, settings, facts, replicas, workers); err != nil {
 		return 0, 0, err
 	}
 	vmsAt = time.Since(start)
@@ -322,7 +336,7 @@ func rawScaleUp(tb testing.TB, r *rig, replicas int, timeout time.Duration) (tot
 // createRaw creates, workers Machines at a time, per Machine the
 // user-data Secret and the VirtualMachine on the infra cluster and the
 // Machine on the user cluster.
-func createRaw(ctx context.Context, r *rig, settings *config.Settings, facts vm.Facts, replicas int) error {
+func createRaw(ctx context.Context, r *rig, settings *config.Settings, facts vm.Facts, replicas, workers int) error {
 	names := make(chan string)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
@@ -409,7 +423,8 @@ func TestScaleUpSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := measureRepeated(t, smallReplicas, repeats, 2*time.Minute, true)
+	// Its budgets are those of this repository's command line.
+	s := measureRepeated(t, smallReplicas, repeats, 2*time.Minute, setup{statusSubresource: true, detectMutations: true})
 	// Per Machine on the infra cluster: the 3 writes of Create, the Secret
 	// owner patch included, plus the informer starts shared by all Machines.
 	if s.infra.max > 6 {
@@ -427,7 +442,8 @@ func TestScaleUpSmall(t *testing.T) {
 
 // BenchmarkScaleUp takes a MachineDeployment from 0 to SCALE_REPLICAS
 // (default 1000) replicas SCALE_REPEATS times (default 3) and reports the
-// medians, and the minimum and maximum of the time ratio; see
+// medians, and the minimum and maximum of the time ratio; SCALE_MODE=kkp
+// runs our binaries as Kubermatic does (see setupFromEnv). See
 // docs/benchmarks.md.
 func BenchmarkScaleUp(b *testing.B) {
 	replicas, err := positiveFromEnv("SCALE_REPLICAS", defaultReplicas)
@@ -438,8 +454,12 @@ func BenchmarkScaleUp(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	mode, err := setupFromEnv()
+	if err != nil {
+		b.Fatal(err)
+	}
 	for b.Loop() {
-		s := measureRepeated(b, replicas, repeats, benchTimeout, false)
+		s := measureRepeated(b, replicas, repeats, benchTimeout, mode)
 		// The testing package keeps only 10 lines of a benchmark's log;
 		// the full summary goes to stdout.
 		fmt.Fprint(os.Stdout, s)
@@ -451,5 +471,9 @@ func BenchmarkScaleUp(b *testing.B) {
 		b.ReportMetric(s.user.median, "user-req/machine")
 		b.ReportMetric(s.infra.median, "infra-req/machine")
 		b.ReportMetric(s.rssMiB.median, "peak-MiB")
+		b.ReportMetric(s.cpuPerMachine.median, "cpu-s/machine")
+		if s.webhook != nil {
+			b.ReportMetric(s.webhook.p99.median*1000, "webhook-p99-ms")
+		}
 	}
 }

@@ -80,6 +80,10 @@ type summary struct {
 	ratio                               spread
 	user, infra                         spread
 	rssMiB                              spread
+	// cpuPerMachine spreads the controller's CPU seconds per Machine.
+	cpuPerMachine spread
+	// webhook spreads the webhook's figures in KKP mode, else nil.
+	webhook *webhookSummary
 	// requests spreads the requests per Machine of each cluster, method
 	// and status code ("user PATCH 200"), userResources those of the user
 	// cluster by verb and resource ("PATCH v1/nodes"); a key absent from
@@ -111,6 +115,10 @@ func summarize(results []result) summary {
 	s.user = pick(func(r result) float64 { return perMachine(r.userRequests, r) })
 	s.infra = pick(func(r result) float64 { return perMachine(r.infraRequests, r) })
 	s.rssMiB = pick(func(r result) float64 { return float64(r.peakRSS) / (1 << 20) })
+	s.cpuPerMachine = pick(func(r result) float64 { return perMachine(r.cpu.Seconds(), r) })
+	if results[0].webhook != nil {
+		s.webhook = summarizeWebhook(results)
+	}
 	for k := range keysOf(results, func(r result) map[string]float64 { return r.requests }) {
 		s.requests[k] = pick(func(r result) float64 { return perMachine(r.requests[k], r) })
 	}
@@ -140,6 +148,10 @@ func (s summary) String() string {
 	fmt.Fprintf(&b, "  every Node Ready after: controller %s s, raw client %s s (the raw time)\n", s.controllerNodesReady.format("%.1f"), s.raw.format("%.1f"))
 	fmt.Fprintf(&b, "  requests per Machine: user %s, infra %s\n", s.user.format("%.2f"), s.infra.format("%.2f"))
 	fmt.Fprintf(&b, "  controller peak RSS %s MiB\n", s.rssMiB.format("%.0f"))
+	fmt.Fprintf(&b, "  controller CPU per Machine %s s\n", s.cpuPerMachine.format("%.4f"))
+	if s.webhook != nil {
+		b.WriteString(s.webhook.String())
+	}
 	for _, k := range slices.Sorted(maps.Keys(s.requests)) {
 		fmt.Fprintf(&b, "  %s: %s per Machine\n", k, s.requests[k].format("%.2f"))
 	}
@@ -150,11 +162,59 @@ func (s summary) String() string {
 	return b.String()
 }
 
+// webhookSummary is the spread of the webhook's figures over the repeats.
+type webhookSummary struct {
+	// calls and rejections are per Machine, the latencies in seconds.
+	calls, rejections     spread
+	p50, p99, mean        spread
+	within25ms            spread
+	rssMiB, cpuPerMachine spread
+}
+
+func summarizeWebhook(results []result) *webhookSummary {
+	pick := func(f func(r result, w *webhookResult) float64) spread {
+		values := make([]float64, 0, len(results))
+		for _, r := range results {
+			values = append(values, f(r, r.webhook))
+		}
+		return spreadOf(values)
+	}
+	n := func(r result) float64 { return float64(r.replicas) }
+	return &webhookSummary{
+		calls:         pick(func(r result, w *webhookResult) float64 { return w.calls / n(r) }),
+		rejections:    pick(func(r result, w *webhookResult) float64 { return w.rejections / n(r) }),
+		p50:           pick(func(_ result, w *webhookResult) float64 { return w.p50.Seconds() }),
+		p99:           pick(func(_ result, w *webhookResult) float64 { return w.p99.Seconds() }),
+		mean:          pick(func(_ result, w *webhookResult) float64 { return w.mean.Seconds() }),
+		within25ms:    pick(func(_ result, w *webhookResult) float64 { return 100 * w.within25ms }),
+		rssMiB:        pick(func(_ result, w *webhookResult) float64 { return float64(w.peakRSS) / (1 << 20) }),
+		cpuPerMachine: pick(func(r result, w *webhookResult) float64 { return w.cpu.Seconds() / n(r) }),
+	}
+}
+
+func (w webhookSummary) String() string {
+	ms := func(s spread) spread { return spread{s.min * 1000, s.median * 1000, s.max * 1000} }
+	var b strings.Builder
+	fmt.Fprintf(&b, "  webhook, as the user API server timed its calls: p50 %s ms, p99 %s ms (interpolated in the buckets 5 / 25 / 100 ms), mean %s ms, %s %% within 25 ms\n",
+		ms(w.p50).format("%.1f"), ms(w.p99).format("%.1f"), ms(w.mean).format("%.1f"), w.within25ms.format("%.1f"))
+	fmt.Fprintf(&b, "  webhook calls per Machine %s, refused or failed %s; webhook peak RSS %s MiB, CPU per Machine %s s\n",
+		w.calls.format("%.2f"), w.rejections.format("%.3f"), w.rssMiB.format("%.0f"), w.cpuPerMachine.format("%.4f"))
+	return b.String()
+}
+
 // String renders one scale-up.
 func (r result) String() string {
-	return fmt.Sprintf("%d replicas: controller %s, raw client %s (ratio %.2f; every VM after %s and %s; every Node Ready after %s in the controller run), requests per Machine: user %.2f, infra %.2f, controller peak RSS %d MiB",
+	return fmt.Sprintf("%d replicas: controller %s, raw client %s (ratio %.2f; every VM after %s and %s; every Node Ready after %s in the controller run), requests per Machine: user %.2f, infra %.2f, controller peak RSS %d MiB, controller CPU %.1f s (%.4f s per Machine)",
 		r.replicas, r.controllerTime.Round(time.Millisecond), r.rawTime.Round(time.Millisecond),
 		r.controllerTime.Seconds()/r.rawTime.Seconds(), r.controllerVMsCreated.Round(time.Millisecond), r.rawVMsCreated.Round(time.Millisecond),
 		r.controllerNodesReady.Round(time.Millisecond),
-		r.userRequests/float64(r.replicas), r.infraRequests/float64(r.replicas), r.peakRSS>>20)
+		r.userRequests/float64(r.replicas), r.infraRequests/float64(r.replicas), r.peakRSS>>20,
+		r.cpu.Seconds(), r.cpu.Seconds()/float64(r.replicas)) + webhookLine(r.webhook)
+}
+
+func webhookLine(w *webhookResult) string {
+	if w == nil {
+		return ""
+	}
+	return "; " + w.String()
 }

@@ -46,13 +46,16 @@ type upstreamResult struct {
 	// status code, e.g. "user PATCH 200".
 	requests map[string]float64
 	peakRSS  int64
+	// cpu is the CPU time upstream's process used, start-up included.
+	cpu time.Duration
 }
 
 func (r upstreamResult) String() string {
 	var b strings.Builder
 	perMachine := func(v float64) float64 { return v / float64(r.replicas) }
-	fmt.Fprintf(&b, "upstream machine-controller, %d replicas: %s, requests per Machine: user %.2f, infra %.2f, peak RSS %d MiB\n",
-		r.replicas, r.time.Round(time.Millisecond), perMachine(r.userRequests), perMachine(r.infraRequests), r.peakRSS>>20)
+	fmt.Fprintf(&b, "upstream machine-controller, %d replicas: %s, requests per Machine: user %.2f, infra %.2f, peak RSS %d MiB, CPU %.1f s (%.4f s per Machine)\n",
+		r.replicas, r.time.Round(time.Millisecond), perMachine(r.userRequests), perMachine(r.infraRequests), r.peakRSS>>20,
+		r.cpu.Seconds(), perMachine(r.cpu.Seconds()))
 	for _, k := range slices.Sorted(maps.Keys(r.requests)) {
 		fmt.Fprintf(&b, "  %s: %.2f per Machine\n", k, perMachine(r.requests[k]))
 	}
@@ -83,6 +86,7 @@ func BenchmarkScaleUpUpstream(b *testing.B) {
 		b.ReportMetric(res.userRequests/float64(replicas), "user-req/machine")
 		b.ReportMetric(res.infraRequests/float64(replicas), "infra-req/machine")
 		b.ReportMetric(float64(res.peakRSS)/(1<<20), "peak-MiB")
+		b.ReportMetric(res.cpu.Seconds()/float64(replicas), "cpu-s/machine")
 	}
 }
 
@@ -124,6 +128,9 @@ func measureUpstream(tb testing.TB, bin string, replicas int, timeout time.Durat
 		res.requests[strings.NewReplacer(user, "user", infra, "infra").Replace(key)] += n
 	}
 	if res.peakRSS, err = proc.peakRSS(); err != nil {
+		tb.Fatal(err)
+	}
+	if res.cpu, err = proc.cpuTime(); err != nil {
 		tb.Fatal(err)
 	}
 	proc.stop()

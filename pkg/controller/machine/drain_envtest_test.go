@@ -12,6 +12,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,8 +38,26 @@ func TestDrainHonoursPodDisruptionBudgets(t *testing.T) {
 		}
 	}
 	db := func(p *corev1.Pod) { p.Labels = map[string]string{"app": "db"} }
+	// A real DaemonSet that fits no Node, so that its controller makes no
+	// pod and the garbage collector keeps the one that names it as owner.
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ds"},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ds"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "ds"}},
+				Spec: corev1.PodSpec{
+					NodeSelector: map[string]string{"drain-test/none": "none"},
+					Containers:   []corev1.Container{{Name: "c", Image: "example.com/ds"}},
+				},
+			},
+		},
+	}
+	if err := c.Create(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
 	daemon := func(p *corev1.Pod) {
-		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "ds", UID: "ds", Controller: ptr.To(true)}}
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name, UID: ds.UID, Controller: ptr.To(true)}}
 	}
 	mirror := func(p *corev1.Pod) { p.Annotations = map[string]string{annotationMirrorPod: "x"} }
 	for _, p := range []*corev1.Pod{

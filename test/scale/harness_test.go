@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -170,7 +169,7 @@ func startController(tb testing.TB, r *rig, userKubeconfig []byte, detectMutatio
 			tb.Fatal(err)
 		}
 	}
-	metricsAddr, pprofAddr := freeAddr(tb), freeAddr(tb)
+	metricsAddr, pprofAddr := envtest.FreeAddress(tb), envtest.FreeAddress(tb)
 	cmd := exec.Command(bin, "run", "--kubeconfig", user, "--infra-kubeconfig", infra,
 		"--worker-count", strconv.Itoa(workers), "--qps", "200", "--burst", "400",
 		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", "0",
@@ -305,14 +304,4 @@ func hostOf(tb testing.TB, env *envtest.Env) string {
 		return env.Config.Host
 	}
 	return u.Host
-}
-
-func freeAddr(tb testing.TB) string {
-	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/kkp"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
@@ -147,13 +148,13 @@ func startKKP(tb testing.TB, r *rig) controllerRun {
 		"POD_NAMESPACE=" + infraNamespace,
 		"PROBER_KUBECONFIG=" + filepath.Join(ctrlDir, "kubeconfig"),
 	}
-	webhookAddr := freeAddr(tb)
+	webhookAddr := envtest.FreeAddress(tb)
 	wh := kkp.Start(tb, "webhook", webhookBin, kkp.WithAddress(kkp.WebhookArgs(webhookDir, infraNamespace), "-listen-address", webhookAddr), env)
 	waitServing(tb, wh, "https://"+webhookAddr+"/healthz", cert)
 	installWebhookConfiguration(tb, r, webhookAddr, cert)
 
-	metricsAddr := freeAddr(tb)
-	args := kkp.WithAddress(kkp.WithAddress(kkp.ControllerArgs(ctrlDir), "-health-probe-address", freeAddr(tb)), "-metrics-address", metricsAddr)
+	metricsAddr := envtest.FreeAddress(tb)
+	args := kkp.WithAddress(kkp.WithAddress(kkp.ControllerArgs(ctrlDir), "-health-probe-address", envtest.FreeAddress(tb)), "-metrics-address", metricsAddr)
 	profile := os.Getenv(profileDirEnv) != ""
 	if profile {
 		args = append(args, "-enable-profiling")

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	"k8c.io/machine-controller/sdk/bootstrap"
@@ -181,9 +182,9 @@ func startUpstreamController(tb testing.TB, bin string, r *rig) *upstreamProcess
 	if err := os.WriteFile(kubeconfig, r.user.KubeconfigBytes, 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	metricsAddr := freeAddr(tb)
+	metricsAddr := envtest.FreeAddress(tb)
 	cmd := exec.Command(bin, "-kubeconfig", kubeconfig, "-worker-count", strconv.Itoa(workers),
-		"-metrics-address", metricsAddr, "-health-probe-address", freeAddr(tb),
+		"-metrics-address", metricsAddr, "-health-probe-address", envtest.FreeAddress(tb),
 		"-enable-leader-election=false")
 	cmd.Env = append(os.Environ(), "KUBEVIRT_KUBECONFIG="+string(r.infra.KubeconfigBytes),
 		"POD_NAMESPACE="+infraNamespace, "CLUSTER_ID=", "PROJECT_ID=")

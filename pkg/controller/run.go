@@ -20,9 +20,9 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/metrics"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/nodecsr"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote/outage"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/restmapper"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"

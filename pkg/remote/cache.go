@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote/outage"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/restmapper"
 )
 

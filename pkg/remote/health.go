@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote/outage"
 )
 
 // ErrUnreachable is the error of a cluster whose last request found it

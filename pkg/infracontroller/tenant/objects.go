@@ -13,7 +13,7 @@ import (
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/outage"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote/outage"
 )
 
 // ConfigMapCache returns a cache, run by mgr, that holds only the

@@ -11,8 +11,9 @@ import (
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// TestStorageClassWorkflow runs the seed-002 admin workflow through the
-// command line: list, init (idempotent, all-or-nothing on typos), remove.
+// TestStorageClassWorkflow runs an infra admin's way of offering infra
+// StorageClasses to tenant clusters through the command line: list, init
+// (idempotent, all-or-nothing on typos), remove.
 func TestStorageClassWorkflow(t *testing.T) {
 	requireEnv(t)
 	ctx := t.Context()

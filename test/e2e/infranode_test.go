@@ -16,8 +16,8 @@ import (
 // lists the infra node labels the suite's controller copies.
 const infraNodeLabelsConfigMap = "infra-node-labels"
 
-// testInfraNodeLabels lists an infra node label in the ConfigMap (seed 004:
-// user cluster workloads placed by infra topology): the Node of a VM on
+// testInfraNodeLabels lists an infra node label in the ConfigMap (user
+// cluster workloads placed by infra topology): the Node of a VM on
 // that infra node gets it, follows a change of it on the infra node, and
 // loses it when the key leaves the list - all without a restart.
 func (s *suite) testInfraNodeLabels(t *testing.T) {

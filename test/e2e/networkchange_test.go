@@ -11,7 +11,7 @@ import (
 
 // testNetworkChange edits the CNI configuration of the tenant network a
 // MachineDeployment's VMs are attached to: running VMs keep the old one,
-// so the MachineDeployment rolls all its Machines (seed 000), through the
+// so the MachineDeployment rolls all its Machines, through the
 // watch of the infra cluster's NetworkAttachmentDefinitions.
 func (s *suite) testNetworkChange(t *testing.T) {
 	ctx := t.Context()

@@ -16,10 +16,9 @@ const (
 )
 
 // defaultStorageClasses gives disks without storageClassName the infra
-// cluster's default StorageClass (seed 003: "assign a default storage
-// class to VM"). It completes the settings in place, so the DataVolumes,
-// the image cache and the StorageProfile lookups all name the class that
-// was the default when the VM was created. Without a default class each
+// cluster's default StorageClass. It completes the settings in place, so
+// the DataVolumes, the image cache and the StorageProfile lookups all name
+// the class that was the default when the VM was created. Without a default class each
 // such disk is a problem naming its field.
 func (in *inspector) defaultStorageClasses(ctx context.Context) error {
 	s := in.settings

@@ -20,7 +20,7 @@ import (
 // nothing: the CNI configuration (spec.config) of every
 // NetworkAttachmentDefinition in virtualMachine.networks. A running VM
 // keeps the configuration it started with, so when a tenant network's
-// configuration changes its VMs must be recreated (seed 000); the
+// configuration changes its VMs must be recreated; the
 // MachineDeployment controller rolls a MachineDeployment whose revision
 // changed. A missing NetworkAttachmentDefinition counts as a value of its
 // own (Machines could not be created; its creation rolls them). The

@@ -39,8 +39,8 @@ const InfraNodeLabelsKey = "labels"
 const indexVMINode = "status.nodeName"
 
 // infraNodeLabels copies labels of infra nodes to the Nodes of the VMs
-// running there (seed 004: user cluster workloads placed by infra cluster
-// topology). The keys come from one ConfigMap of the user cluster, read
+// running there, so user cluster workloads can be placed by infra cluster
+// topology. The keys come from one ConfigMap of the user cluster, read
 // through a cache of just that object, so a change applies without a
 // restart and reaches every Machine at once. The infra side is read through
 // each Machine's own infra client, and the infra Nodes are watched per

@@ -71,7 +71,7 @@ func StandardInstancetypes() []*unstructured.Unstructured {
 var instancetypeSizes = []int64{2, 4, 8}
 
 // PerformanceInstancetypes returns performance-2, -4 and -8 (2, 4, 8
-// vCPUs with 4Gi per vCPU) for seed 003's high-performance templates:
+// vCPUs with 4Gi per vCPU), high-performance templates:
 // vCPUs pinned to dedicated host CPUs with the emulator thread on a CPU of
 // its own, guest memory on 2Mi huge pages and disk I/O on a shared I/O
 // thread. They need infra nodes with the CPU manager's static policy and
@@ -89,7 +89,7 @@ func PerformanceInstancetypes() []*unstructured.Unstructured {
 }
 
 // DensityInstancetypes returns density-2, -4 and -8 (2, 4, 8 vCPUs with
-// 2Gi per vCPU) for seed 003's high-density (oversubscribed) templates: no
+// 2Gi per vCPU), high-density (oversubscribed) templates: no
 // dedicated CPUs, so KubeVirt's cpuAllocationRatio oversubscribes them,
 // and a launcher pod that requests a quarter less memory than the guest
 // sees (memory.overcommitPercent 25).

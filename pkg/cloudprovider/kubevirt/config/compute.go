@@ -118,7 +118,7 @@ func diskVolumes(s *Settings) []string {
 // resources resolves the CPU and memory of the VM. An instancetype sets
 // both, so cpus, memory and vcpus are then ignored, as upstream does. A
 // flavor's VirtualMachineInstancePreset may size the VM too, so with a flavor
-// cpus and memory are optional (seed 002's flavor example sets neither).
+// cpus and memory are optional (Kubermatic's documented flavor example sets neither).
 func (rs *resolution) resources(s *Settings, p *field.Path, t *Template, hasInstancetype, hasFlavor bool) {
 	if hasInstancetype {
 		var ignored []string

@@ -357,9 +357,9 @@ func tuningCases(testing.TB) []invalidCase {
 
 func legacyCases(t testing.TB) []invalidCase {
 	t.Helper()
-	// seed004 is the MachineDeployment proposal of seed 004 (flat format,
-	// CentOS, empty kubeconfig) as it was written.
-	const seed004 = `
+	// flatCentOS is a providerSpec in the flat format of KKP 2.20 and
+	// older, with CentOS and an empty kubeconfig.
+	const flatCentOS = `
 caPublicKey: ""
 cloudProvider: kubevirt
 cloudProviderSpec:
@@ -392,8 +392,8 @@ sshPublicKeys:
 `
 	return []invalidCase{
 		{
-			name:  "seed 004 as written: CentOS and no kubeconfig",
-			input: yamlJSON(t, seed004),
+			name:  "flat format: CentOS and no kubeconfig",
+			input: yamlJSON(t, flatCentOS),
 			want: msg(
 				pV+`.operatingSystem: Unsupported value: "centos": supported values: "ubuntu", "rhel", "flatcar", "rockylinux"`,
 				pC+`.kubeconfig: Required value: set it (base64-encoded) or the KUBEVIRT_KUBECONFIG environment variable of the controller`,

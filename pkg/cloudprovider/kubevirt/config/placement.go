@@ -14,8 +14,8 @@ var (
 )
 
 // placement resolves virtualMachine.nodeSelector and .tolerations: the
-// infra nodes a VM must run on and the taints it tolerates (seed 004's
-// node assignment), checked as the API server checks a pod's.
+// infra nodes a VM must run on and the taints it tolerates (dedicated,
+// tainted infra nodes), checked as the API server checks a pod's.
 func (rs *resolution) placement(s *Settings, p *field.Path, vm *VirtualMachine) {
 	selectorPath := p.Child("nodeSelector")
 	for _, key := range slices.Sorted(maps.Keys(vm.NodeSelector)) {

@@ -144,7 +144,7 @@ type PrimaryDisk struct {
 	PullMethod            providerconfig.ConfigVarString `json:"pullMethod,omitempty"`
 	// DisablePreAllocatedDataVolumes makes every VM import an http image
 	// itself instead of cloning the namespace's cache DataVolume of it.
-	// Additive (seed 000's name).
+	// Additive; Gardener's KubeVirt WorkerConfig names its field so.
 	DisablePreAllocatedDataVolumes providerconfig.ConfigVarBool `json:"disablePreAllocatedDataVolumes,omitempty"`
 }
 
@@ -216,7 +216,7 @@ type Network struct {
 	// may be the default.
 	Default bool `json:"default,omitempty"`
 	// Binding attaches the VM to the network: "bridge" (default) or
-	// "sriov" (an SR-IOV virtual function, seed 003's high-performance
+	// "sriov" (an SR-IOV virtual function, for high-performance
 	// networking). Additive.
 	Binding string `json:"binding,omitempty"`
 }
@@ -232,7 +232,7 @@ type Tuning struct {
 	Devices                 *DevicesTuning `json:"devices,omitempty"`
 	// IOThreadsPolicy moves disk I/O off the main QEMU thread: "shared"
 	// (one I/O thread for all disks not dedicated) or "auto" (a pool
-	// sized by the vCPUs). Seed 003's "set IOThread shared".
+	// sized by the vCPUs).
 	IOThreadsPolicy string `json:"ioThreadsPolicy,omitempty"`
 }
 

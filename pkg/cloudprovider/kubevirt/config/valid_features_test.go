@@ -12,7 +12,8 @@ func featureCases(testing.TB) []validCase {
 	return []validCase{
 		{name: "every feature", patch: everyFeaturePatch, want: everyFeatureSettings},
 		{
-			// The WorkerConfig example of seed 000, under virtualMachine.tuning.
+			// Gardener's documented KubeVirt WorkerConfig example, under
+			// virtualMachine.tuning.
 			name: "Gardener WorkerConfig tuning",
 			patch: `{cloudProviderSpec: {virtualMachine: {
   template: {secondaryDisks: [{name: volume-1, size: 10Gi, storageClassName: default}]},
@@ -137,7 +138,7 @@ func featureCases(testing.TB) []validCase {
 			},
 		},
 		{
-			name:  "flavor sizes the VM: cpus and memory optional (seed 002 flavor example)",
+			name:  "flavor sizes the VM: cpus and memory optional (Kubermatic flavor example)",
 			patch: `{cloudProviderSpec: {virtualMachine: {flavor: {name: kubermatic-standard}, template: {cpus: null, memory: null}}}}`,
 			want: func(s *Settings) {
 				s.Flavor = "kubermatic-standard"

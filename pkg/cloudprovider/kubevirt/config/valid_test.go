@@ -86,8 +86,8 @@ func seedCases(t testing.TB) []validCase {
 	return []validCase{
 		{name: "minimal spec"},
 		{
-			// The "KKP MachineDeployment Sample" of seed 002.
-			name: "seed 002 sample",
+			// Kubermatic's documented "KKP MachineDeployment Sample".
+			name: "Kubermatic MachineDeployment sample",
 			input: yamlJSON(t, fmt.Sprintf(`
 sshPublicKeys:
   - "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKoTAIJh5aJkXJ8SQ1s6qRm0EV5e6l6T+r0x6f0Ap2Vx user@example"
@@ -126,9 +126,9 @@ operatingSystemSpec:
 			},
 		},
 		{
-			// Seed 004's proposal, with a supported OS and the kubeconfig
-			// (plain YAML) from the controller's environment.
-			name: "seed 004 flat format",
+			// A providerSpec in the flat format of KKP 2.20 and older, with
+			// the kubeconfig (plain YAML) from the controller's environment.
+			name: "flat format of KKP 2.20 and older",
 			input: yamlJSON(t, `
 caPublicKey: ""
 cloudProvider: kubevirt

@@ -147,6 +147,21 @@ func (e *Env) ComponentErrors() error {
 	return errors.Join(errs...)
 }
 
+// ComponentLog returns what the named component (e.g. "virt-controller")
+// has logged so far.
+func (e *Env) ComponentLog(name string) (string, error) {
+	for _, p := range e.components {
+		if p.name == name {
+			out, err := os.ReadFile(p.logPath)
+			if err != nil {
+				return "", fmt.Errorf("failed to read the log of %s: %w", name, err)
+			}
+			return string(out), nil
+		}
+	}
+	return "", fmt.Errorf("no component %s runs in this control plane", name)
+}
+
 // inNamespace completes what an operator completes in the generated RBAC of
 // its components: the namespace of their ServiceAccount subjects.
 func inNamespace(obj *unstructured.Unstructured, namespace string) {

@@ -194,14 +194,22 @@ func (e *Env) startKubeVirtWebhooks(ctx context.Context) error {
 	return e.waitAdmission(ctx)
 }
 
-// servingCert writes a self-signed serving certificate for 127.0.0.1 and
-// returns its files and CA bundle.
+// servingCert writes a self-signed serving certificate for 127.0.0.1 into
+// a directory of its own and returns its files and CA bundle. The
+// directory holds nothing else: KubeVirt's components watch the directory
+// of their certificate with inotify and reload it on every event, so a log
+// file written beside it made virt-controller reload and log in a loop
+// (a thousand times a second, a whole CPU core while idle).
 func (e *Env) servingCert(name string) (certFile, keyFile string, caBundle []byte, err error) {
 	certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, nil)
 	if err != nil {
 		return "", "", nil, fmt.Errorf("failed to generate a serving certificate: %w", err)
 	}
-	certFile, keyFile = filepath.Join(e.workDir, name+".crt"), filepath.Join(e.workDir, name+".key")
+	dir := filepath.Join(e.workDir, name+"-certs")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return "", "", nil, fmt.Errorf("failed to create the certificate directory of %s: %w", name, err)
+	}
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
 	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
 		return "", "", nil, err
 	}

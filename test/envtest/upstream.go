@@ -1,13 +1,11 @@
 package envtest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -32,16 +30,14 @@ func Generate(ctx context.Context, tool string, args ...string) ([]*unstructured
 	if err != nil {
 		return nil, err
 	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, filepath.Join(dir, tool), args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("failed to run %s %s: %w: %s", tool, strings.Join(args, " "), err, lastLines(stderr.String(), 10))
+	stdout, err := generated(ctx, filepath.Join(dir, tool), args)
+	if err != nil {
+		return nil, err
 	}
 	var list struct {
 		Items []map[string]any `json:"items"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &list); err != nil {
+	if err := json.Unmarshal(stdout, &list); err != nil {
 		return nil, fmt.Errorf("%s %s printed no List: %w", tool, strings.Join(args, " "), err)
 	}
 	out := make([]*unstructured.Unstructured, 0, len(list.Items))
@@ -145,6 +141,21 @@ func (e *Env) ComponentErrors() error {
 		errs = append(errs, p.exitedEarly())
 	}
 	return errors.Join(errs...)
+}
+
+// ComponentLog returns what the named component (e.g. "virt-controller")
+// has logged so far.
+func (e *Env) ComponentLog(name string) (string, error) {
+	for _, p := range e.components {
+		if p.name == name {
+			out, err := os.ReadFile(p.logPath)
+			if err != nil {
+				return "", fmt.Errorf("failed to read the log of %s: %w", name, err)
+			}
+			return string(out), nil
+		}
+	}
+	return "", fmt.Errorf("no component %s runs in this control plane", name)
 }
 
 // inNamespace completes what an operator completes in the generated RBAC of

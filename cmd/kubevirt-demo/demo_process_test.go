@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/gobuild"
 )
 
 // Bounds of the demo run: starting takes about 90 s on a warm cache, a
@@ -21,9 +22,12 @@ const (
 )
 
 // TestDemoInterruptedWithClosedOutput runs the demo binary as `make demo |
-// tee demo.log` does, then does what Ctrl-C does there: tee goes away (its
-// end of the pipe is closed) and the demo gets SIGINT. The demo must still
-// delete and verify everything, exit 0, and leave none of the processes it
+// tee demo.log` does: the TenantCluster prepares both clusters, the
+// webhook refuses the broken example, the example MachineDeployment becomes
+// three Machines with Ready Nodes. Then it does what Ctrl-C does there: tee
+// goes away (its end of the pipe is closed) and the demo gets SIGINT. The
+// demo must still delete both and verify that nothing is left (it exits 1
+// otherwise, as `make demo-check` does), exit 0, and leave none of the processes it
 // started (etcd, kube-apiserver, kube-controller-manager, virt-controller,
 // cdi-controller) running; it must not print controller-runtime's "never
 // called SetLogger" stack trace. It runs as an ordinary user: as uid 65534
@@ -39,9 +43,7 @@ func TestDemoInterruptedWithClosedOutput(t *testing.T) {
 	}
 	user := newDemoUser(t)
 	bin := filepath.Join(user.dir, "kubevirt-demo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil { //nolint:gosec,noctx // builds this package
-		t.Fatalf("failed to build the demo: %v\n%s", err, out)
-	}
+	gobuild.Binary(t, "github.com/kubevirt-kkp/kkp-kubevirt/cmd/kubevirt-demo", bin)
 	workDir := filepath.Join(user.dir, "work")
 	if err := user.mkdir(workDir); err != nil {
 		t.Fatal(err)
@@ -72,6 +74,16 @@ func TestDemoInterruptedWithClosedOutput(t *testing.T) {
 	lines, up := readUntil(r, "Running until Ctrl-C", demoUpTimeout, exited)
 	if !up {
 		t.Fatalf("the demo did not come up as %s within %s:\n%s\nstderr:\n%s", user, demoUpTimeout, lines, readFile(stderr.Name()))
+	}
+	for _, want := range []string{
+		"TenantCluster demo ready: namespace cluster-demo with preset kubermatic-standard",
+		`The admission webhook refused the example with memory "lots": `,
+		"spec.template.spec.providerSpec.value.cloudProviderSpec.virtualMachine.template.memory: Invalid value",
+		"Machines 3/3, VMs 3 (running 3), Nodes ready 3/3",
+	} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("output lacks %q:\n%s", want, lines)
+		}
 	}
 	started, err := envtest.Descendants(cmd.Process.Pid)
 	if err != nil {

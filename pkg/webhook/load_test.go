@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/webhook"
 	kkpenvtest "github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/gobuild"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
@@ -103,10 +104,7 @@ func TestAdmissionLoad(t *testing.T) {
 func buildMachineController(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "machine-controller")
-	out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/kubevirt-kkp/kkp-kubevirt/cmd/machine-controller").CombinedOutput()
-	if err != nil {
-		t.Fatalf("failed to build the machine-controller: %v: %s", err, out)
-	}
+	gobuild.Binary(t, "github.com/kubevirt-kkp/kkp-kubevirt/cmd/machine-controller", bin)
 	return bin
 }
 

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/gobuild"
 )
 
 // UID and GID are the identity Kubermatic runs machine-controller and its
@@ -27,10 +29,7 @@ const (
 func Binaries(tb testing.TB, dir string) (controller, webhook string) {
 	tb.Helper()
 	controller, webhook = filepath.Join(dir, "machine-controller"), filepath.Join(dir, "webhook")
-	build := exec.CommandContext(tb.Context(), "go", "build", "-o", controller, "github.com/kubevirt-kkp/kkp-kubevirt/cmd/machine-controller")
-	if out, err := build.CombinedOutput(); err != nil {
-		tb.Fatalf("failed to build machine-controller: %v\n%s", err, out)
-	}
+	gobuild.Binary(tb, "github.com/kubevirt-kkp/kkp-kubevirt/cmd/machine-controller", controller)
 	if err := os.Link(controller, webhook); err != nil {
 		tb.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/gobuild"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/simulator"
 
 	corev1 "k8s.io/api/core/v1"
@@ -159,10 +160,7 @@ func startController(tb testing.TB, r *rig, userKubeconfig []byte, detectMutatio
 	tb.Helper()
 	dir := tb.TempDir()
 	bin := filepath.Join(dir, "machine-controller")
-	build := exec.CommandContext(tb.Context(), "go", "build", "-o", bin, "github.com/kubevirt-kkp/kkp-kubevirt/cmd/machine-controller")
-	if out, err := build.CombinedOutput(); err != nil {
-		tb.Fatalf("failed to build machine-controller: %v\n%s", err, out)
-	}
+	gobuild.Binary(tb, "github.com/kubevirt-kkp/kkp-kubevirt/cmd/machine-controller", bin)
 	user, infra := filepath.Join(dir, "user.kubeconfig"), filepath.Join(dir, "infra.kubeconfig")
 	for path, content := range map[string][]byte{user: userKubeconfig, infra: r.infra.KubeconfigBytes} {
 		if err := os.WriteFile(path, content, 0o600); err != nil {

@@ -32,6 +32,9 @@ const slotWaitTimeout = time.Hour
 var (
 	slotOnce sync.Once
 	slotErr  error
+	// slotMu guards slotFile against two control planes of one process
+	// giving back the slot at once.
+	slotMu sync.Mutex
 	// slotFile is the held slot's lock; referenced so that no finalizer
 	// closes it (and drops the lock) before the process exits.
 	slotFile *os.File
@@ -107,6 +110,25 @@ func waitForSlot(ctx context.Context) error {
 		fmt.Fprintf(os.Stderr, "envtest: waited %s for a control-plane slot\n", waited.Round(time.Second))
 	}
 	return os.Setenv(slotHeldEnv, strconv.Itoa(os.Getpid()))
+}
+
+// withoutSlot runs wait, something that waits for another process without
+// using a CPU, with this process's slot given back meanwhile, and then
+// waits for a slot again. Nobody then holds a slot while waiting for a lock
+// that a process waiting for a slot holds. Outside a slot it just runs
+// wait.
+func withoutSlot(ctx context.Context, wait func() error) error {
+	slotMu.Lock()
+	defer slotMu.Unlock()
+	if slotFile == nil {
+		return wait()
+	}
+	err := errors.Join(syscall.Flock(int(slotFile.Fd()), syscall.LOCK_UN), slotFile.Close())
+	slotFile = nil
+	if err != nil {
+		return fmt.Errorf("failed to give back the control-plane slot: %w", err)
+	}
+	return errors.Join(wait(), waitForSlot(ctx))
 }
 
 // slots is the number of test processes that may run control planes at

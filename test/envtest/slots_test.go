@@ -66,3 +66,40 @@ func TestSlotsRefuseABadCount(t *testing.T) {
 		}
 	}
 }
+
+// While it waits for something else (another process's cdi-controller),
+// a test process gives its slot back and takes a slot again afterwards.
+func TestWithoutSlotGivesTheSlotBack(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv(slotsEnv, "1")
+	t.Setenv(slotHeldEnv, "")
+	if err := waitForSlot(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = slotFile.Close()
+		slotFile = nil
+	}()
+	dir, err := slotDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.OpenFile(filepath.Join(dir, "slot-0.lock"), os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Close() }()
+	lock := func() error { return syscall.Flock(int(other.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) }
+	err = withoutSlot(t.Context(), func() error {
+		if err := lock(); err != nil {
+			t.Errorf("the slot was not given back while waiting: %v", err)
+		}
+		return syscall.Flock(int(other.Fd()), syscall.LOCK_UN)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lock(); !errors.Is(err, syscall.EWOULDBLOCK) {
+		t.Errorf("after the wait another process could take the only slot (%v): it was not taken again", err)
+	}
+}

@@ -15,13 +15,13 @@ cache="${XDG_CACHE_HOME:-$HOME/.cache}/kubevirt-kkp"
 if "$ROOT/hack/envtest-binaries.sh" --check >/dev/null 2>&1 && "$ROOT/hack/upstream-binaries.sh" --check >/dev/null 2>&1; then
   case "$target" in
   demo) echo "make demo: etcd, kube-apiserver, kube-controller-manager, KubeVirt's and CDI's controllers are cached in $cache; the demo runs in about a minute" ;;
-  test) echo "make test: the control-plane, KubeVirt and CDI binaries are cached in $cache; the tests take about 30 minutes on 2 cores (a fresh-clone CI run: 28 min after make verify)" ;;
+  test) echo "make test: the control-plane, KubeVirt and CDI binaries are cached in $cache; the tests take about 20 minutes on 2 cores (a fresh-clone CI run: 24 min with make verify)" ;;
   esac
 else
   what="etcd 3.6, kube-apiserver and kube-controller-manager 1.36, and KubeVirt v1.9.0's and CDI v1.65.0's controllers from source into $cache (once; about 1.5 GB of Go modules)"
   case "$target" in
   demo) echo "make demo: the first run builds $what: about 15 minutes on an idle 2-core machine, 25 on a busy one, before the demo starts; later runs take about a minute" ;;
-  test) echo "make test: the first run builds $what: about 15 minutes on an idle 2-core machine, 25 on a busy one; then the tests take about 30 minutes" ;;
+  test) echo "make test: the first run builds $what: about 15 minutes on an idle 2-core machine, 25 on a busy one; then the tests take about 20 minutes" ;;
   esac
 fi
 

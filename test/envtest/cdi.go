@@ -165,8 +165,8 @@ func writeCDIFiles(dir, kubeconfig string) error {
 	return nil
 }
 
-// errLocked is lockFile's error when another process holds the lock and
-// the timeout is 0.
+// errLocked is in lockFile's error when another process still holds the
+// lock when the timeout has passed (at once for 0).
 var errLocked = errors.New("held by another process")
 
 // lockFile takes an exclusive lock on path, waiting up to timeout while
@@ -177,18 +177,14 @@ func lockFile(ctx context.Context, path string, timeout time.Duration) (func() e
 	if err != nil {
 		return nil, err
 	}
-	try := func() error {
+	// poll.Wait checks once before it looks at the timeout, so 0 tries once.
+	err = poll.Wait(ctx, timeout, func() error {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return fmt.Errorf("%s is %w", path, errLocked)
 		}
 		return poll.Final(err)
-	}
-	if timeout == 0 {
-		err = try()
-	} else {
-		err = poll.Wait(ctx, timeout, try)
-	}
+	})
 	if err != nil {
 		return nil, errors.Join(err, f.Close())
 	}

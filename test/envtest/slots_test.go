@@ -103,3 +103,21 @@ func TestWithoutSlotGivesTheSlotBack(t *testing.T) {
 		t.Errorf("after the wait another process could take the only slot (%v): it was not taken again", err)
 	}
 }
+
+// lockFile with timeout 0 tries once: a lock another process holds is
+// reported as errLocked at once, which startCDI waits out without a slot.
+func TestLockFileTriesOnceForZero(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lock")
+	unlock, err := lockFile(t.Context(), path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = unlock() }()
+	start := time.Now()
+	if _, err := lockFile(t.Context(), path, 0); !errors.Is(err, errLocked) {
+		t.Fatalf("lockFile of a held lock = %v, want errLocked", err)
+	}
+	if waited := time.Since(start); waited > time.Second {
+		t.Errorf("lockFile with timeout 0 waited %s", waited)
+	}
+}

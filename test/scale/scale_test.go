@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/config"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/cloudprovider/kubevirt/vm"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/coalesce"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
@@ -59,6 +60,11 @@ type result struct {
 	cpu time.Duration
 	// webhook is what KKP mode's webhook did, else nil.
 	webhook *webhookResult
+	// statusWindows is how many status windows the Machines' readiness
+	// fell into in the controller run (see windowsOf): the fewest status
+	// writes of their MachineSet that show it without lagging more than
+	// a window.
+	statusWindows int
 }
 
 // measureRepeated measures repeats scale-ups of replicas one after the
@@ -95,10 +101,13 @@ func measure(tb testing.TB, replicas int, timeout time.Duration, s setup) result
 	ctx, cancel := ctrlProc.untilExit(tb.Context())
 	defer cancel()
 	run.webhook.begin(tb)
+	ready, stopReadiness := recordReadiness(tb, r.user)
+	defer stopReadiness()
 	if res.controllerTime, res.controllerVMsCreated, res.controllerNodesReady, err = controllerScaleUp(ctx, tb, r, replicas, timeout); err != nil {
 		tb.Fatal(errors.Join(err, ctrlProc.running()))
 	}
 	waitForDeploymentStatus(tb, r, replicas)
+	res.statusWindows = windowsOf(ready.times(), coalesce.DefaultWindow)
 	if s.detectMutations {
 		// The detector compares every second: give it one more round.
 		time.Sleep(2 * time.Second)
@@ -377,31 +386,50 @@ func createRawMachine(ctx context.Context, r *rig, settings *config.Settings, fa
 }
 
 // userBudget is the most user-cluster requests per Machine that
-// TestScaleUpSmall allows at smallReplicas, creation and the MachineSet's
-// and MachineDeployment's own requests included (9.10 to 9.40 were
-// measured in 4 repeats with their status writes coalesced; see
-// docs/benchmarks.md). The Machines' own status patches alone have varied
-// from 2.1 to 2.9 per Machine between runs; one more request per Machine
-// adds 1.0.
-const userBudget = 10.2
+// TestScaleUpSmall allows at smallReplicas, creation included, besides the
+// MachineSet's and MachineDeployment's status writes, which windowedBudget
+// bounds (7.2 to 7.4 were measured in 4 repeats). The Machines' own status
+// patches alone have varied from 2.1 to 2.9 per Machine between runs; one
+// more request per Machine adds 1.0.
+const userBudget = 8.2
 
 // resourceBudgets hold requests per Machine that changes took out. The
 // Machine controller's: spec.providerID rides on the patch that adds the
 // finalizers (one Machine patch per Machine, 1.3 leaving room for conflict
 // retries), and the bootstrap Secret comes from a cache (no GET of
-// Secrets). The MachineSet's and MachineDeployment's: their status writes
-// are coalesced per status window instead of one per Machine change
-// (measured 0.70 to 0.90 and 0.80 to 0.90, were 1.20 and 1.40; a slower
-// run spreads the Machines' changes over more windows), and the
-// MachineDeployment object is patched when its progress reason changes,
-// not for the progress time of every Machine (measured 0.30: created,
-// updated, available; was 0.80).
+// Secrets). The MachineDeployment object is patched when its progress
+// reason changes, not for the progress time of every Machine (measured
+// 0.30: created, updated, available; was 0.80).
 var resourceBudgets = map[string]float64{
-	"PATCH cluster.k8s.io/v1alpha1/machines":                  1.3,
-	"GET v1/secrets":                                          0,
-	"PATCH cluster.k8s.io/v1alpha1/machinesets/status":        1.1,
-	"PATCH cluster.k8s.io/v1alpha1/machinedeployments/status": 1.2,
-	"PATCH cluster.k8s.io/v1alpha1/machinedeployments":        0.5,
+	"PATCH cluster.k8s.io/v1alpha1/machines":           1.3,
+	"GET v1/secrets":                                   0,
+	"PATCH cluster.k8s.io/v1alpha1/machinedeployments": 0.5,
+}
+
+// windowed are the status writes coalesced per status window (package
+// coalesce): how many a run takes follows how its Machines' readiness
+// fell into windows, not the number of Machines (12 per 10 Machines in a
+// slow run where 8 were measured before), so they are held to
+// windowedBudget instead of a budget per Machine.
+var windowed = []string{
+	"PATCH cluster.k8s.io/v1alpha1/machinesets/status",
+	"PATCH cluster.k8s.io/v1alpha1/machinedeployments/status",
+}
+
+// windowedBudget is the most writes of a windowed resource in a run whose
+// Machines became ready in windows status windows (see windowsOf): what
+// package coalesce promises, at most two writes per window, plus three
+// for the creation (the new set's first status, the count of the Machines
+// it created, and its MachineDeployment's). Measured with the window: 3 to
+// 5 writes beyond the windows in 4 repeats. Broken on purpose, one repeat
+// each: with the window off 12 and 13 writes in 5 windows, with the
+// MachineSet's status written in every reconcile 15 in 6 (both within the
+// bound: at 10 replicas this cannot tell either from a correct controller;
+// the envtest burst tests in pkg/controller/machineset and
+// machinedeployment catch the window turned off), and with both 32 and 13
+// in 4 windows, which fails.
+func windowedBudget(windows int) int {
+	return 2*windows + 3
 }
 
 // smallReplicas is the size of TestScaleUpSmall.
@@ -430,13 +458,29 @@ func TestScaleUpSmall(t *testing.T) {
 	if s.infra.max > 6 {
 		t.Errorf("infra requests per Machine = %.2f at most, want <= 6", s.infra.max)
 	}
-	if s.user.max > userBudget {
-		t.Errorf("user requests per Machine = %.2f at most, want <= %.2f", s.user.max, userBudget)
+	for i, res := range s.results {
+		checkWindowed(t, i+1, res)
 	}
 	for resource, budget := range resourceBudgets {
 		if got := s.userResources[resource].max; got > budget {
 			t.Errorf("user %s per Machine = %.2f at most, want <= %.2f", resource, got, budget)
 		}
+	}
+}
+
+// checkWindowed holds repeat n to userBudget and windowedBudget.
+func checkWindowed(t *testing.T, n int, res result) {
+	t.Helper()
+	others := res.userRequests
+	for _, resource := range windowed {
+		got := int(res.userResources[resource])
+		others -= float64(got)
+		if budget := windowedBudget(res.statusWindows); got > budget {
+			t.Errorf("repeat %d: user %s = %d with readiness in %d status windows, want <= %d", n, resource, got, res.statusWindows, budget)
+		}
+	}
+	if perMachine := others / float64(res.replicas); perMachine > userBudget {
+		t.Errorf("repeat %d: user requests per Machine besides the status writes of sets = %.2f, want <= %.2f", n, perMachine, userBudget)
 	}
 }
 

@@ -89,11 +89,13 @@ type summary struct {
 	// cluster by verb and resource ("PATCH v1/nodes"); a key absent from
 	// a repeat counts as 0 there.
 	requests, userResources map[string]spread
+	// results are the repeats themselves.
+	results []result
 }
 
 // summarize spreads the results of repeated scale-ups of one size.
 func summarize(results []result) summary {
-	s := summary{repeats: len(results), requests: map[string]spread{}, userResources: map[string]spread{}}
+	s := summary{repeats: len(results), requests: map[string]spread{}, userResources: map[string]spread{}, results: results}
 	if len(results) == 0 {
 		return s
 	}
@@ -204,12 +206,12 @@ func (w webhookSummary) String() string {
 
 // String renders one scale-up.
 func (r result) String() string {
-	return fmt.Sprintf("%d replicas: controller %s, raw client %s (ratio %.2f; every VM after %s and %s; every Node Ready after %s in the controller run), requests per Machine: user %.2f, infra %.2f, controller peak RSS %d MiB, controller CPU %.1f s (%.4f s per Machine)",
+	return fmt.Sprintf("%d replicas: controller %s, raw client %s (ratio %.2f; every VM after %s and %s; every Node Ready after %s in the controller run), requests per Machine: user %.2f, infra %.2f, controller peak RSS %d MiB, controller CPU %.1f s (%.4f s per Machine), readiness in %d status windows",
 		r.replicas, r.controllerTime.Round(time.Millisecond), r.rawTime.Round(time.Millisecond),
 		r.controllerTime.Seconds()/r.rawTime.Seconds(), r.controllerVMsCreated.Round(time.Millisecond), r.rawVMsCreated.Round(time.Millisecond),
 		r.controllerNodesReady.Round(time.Millisecond),
 		r.userRequests/float64(r.replicas), r.infraRequests/float64(r.replicas), r.peakRSS>>20,
-		r.cpu.Seconds(), r.cpu.Seconds()/float64(r.replicas)) + webhookLine(r.webhook)
+		r.cpu.Seconds(), r.cpu.Seconds()/float64(r.replicas), r.statusWindows) + webhookLine(r.webhook)
 }
 
 func webhookLine(w *webhookResult) string {

@@ -17,7 +17,7 @@ import (
 // measured (at 1000 replicas a check of the controller run lists 1000 VMs
 // and 1000 Machines, back to back), and more in the controller run, which
 // waits on two lists, than in the raw run, which waits on one.
-func watchKinds(tb testing.TB, env *envtest.Env, kinds ...ctrlruntimeclient.Object) (ctrlruntimeclient.Reader, func()) {
+func watchKinds(tb testing.TB, env *envtest.Env, kinds ...ctrlruntimeclient.Object) (cache.Cache, func()) {
 	tb.Helper()
 	c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
 	if err != nil {

@@ -22,7 +22,7 @@ const (
 	// CCMConfigMapName names the ConfigMap holding the cloud-config.
 	CCMConfigMapName = "kubevirt-cloud-controller-manager-config"
 	// CCMServiceAccount is the infra ServiceAccount of the pods (the
-	// csiaccess controller keeps it).
+	// componentaccess controller keeps it).
 	CCMServiceAccount = "kubevirt-cloud-controller-manager"
 )
 

@@ -11,13 +11,13 @@
 // kubevirt-csi-controller/ holds the infra-cluster side, which the
 // infra-controller applies to every tenant namespace on the infra cluster:
 // the CSI controller Deployment, reaching the infra cluster with the
-// kubeconfig the csiaccess controller keeps and the tenant cluster with
+// kubeconfig the componentaccess controller keeps and the tenant cluster with
 // the tenant kubeconfig Secret.
 //
 // kubevirt-ccm/ holds the KubeVirt cloud controller manager of each tenant
 // cluster, also applied to its tenant namespace on the infra cluster: its
 // cloud-config ConfigMap and Deployment, reaching the infra cluster with
-// the kubeconfig of the csiaccess controller's CCM profile and the tenant
+// the kubeconfig of the componentaccess controller's CCM profile and the tenant
 // cluster with the tenant kubeconfig Secret.
 //
 // kubevirt-csi-storageclasses/ holds the tenant cluster's StorageClasses,

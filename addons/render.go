@@ -48,7 +48,7 @@ const (
 	// Deployment and NetworkPolicy).
 	ControllerPodLabel = "app.kubernetes.io/name"
 	// ControllerServiceAccount is the infra ServiceAccount of the CSI
-	// controller's pods (the csiaccess controller keeps it).
+	// controller's pods (the componentaccess controller keeps it).
 	ControllerServiceAccount = "kubevirt-csi"
 	// LeaderElectionNamespace is the namespace of the tenant cluster where
 	// the controller's sidecars keep their leader-election Leases; one

@@ -20,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/componentaccess"
 )
 
 // permissions flattens RBAC rules into "group/resource verb" entries, so
@@ -113,7 +113,7 @@ func TestControllerRolesAreTheGeneratedOnes(t *testing.T) {
 // ClusterRole) of the access profiles only with every permission of them.
 func TestInfraControllerHoldsTheProfileRoles(t *testing.T) {
 	have := permissions(generatedRules(t, "infra-controller/files/rbac/role.yaml", "ClusterRole"))
-	for _, profile := range []csiaccess.Profile{csiaccess.CSI(), csiaccess.CCM()} {
+	for _, profile := range []componentaccess.Profile{componentaccess.CSI(), componentaccess.CCM()} {
 		for _, p := range permissions(append(slices.Clone(profile.Rules), profile.ClusterRules...)) {
 			if _, found := slices.BinarySearch(have, p); !found {
 				t.Errorf("infra-controller lacks %s of the %s profile", p, profile.Name)
@@ -125,7 +125,7 @@ func TestInfraControllerHoldsTheProfileRoles(t *testing.T) {
 // infra-controller may change and delete cluster-wide RBAC objects only by
 // the names of the profiles' pairs.
 func TestInfraControllerClusterRBACIsNamed(t *testing.T) {
-	want := []string{csiaccess.CCM().ClusterObjectName(), csiaccess.CSI().ClusterObjectName()}
+	want := []string{componentaccess.CCM().ClusterObjectName(), componentaccess.CSI().ClusterObjectName()}
 	for _, rule := range generatedRules(t, "infra-controller/files/rbac/role.yaml", "ClusterRole") {
 		if !slices.Contains(rule.APIGroups, rbacv1.GroupName) || !slices.Contains(rule.Resources, "clusterrolebindings") {
 			continue

@@ -55,7 +55,7 @@ func tenantAccess(mgr ctrl.Manager, o Options) (*tenant.Access, error) {
 	})
 	access := tenant.NewAccess(tenant.AccessOptions{
 		Scheme: clientgoscheme.Scheme, Mapper: mapper, Kinds: watched, Wrap: o.WrapTenantConfig,
-		SecretName: o.StorageClasses.SecretNameOrDefault(), SecretKey: o.StorageClasses.SecretKeyOrDefault(),
+		SecretName: o.TenantKubeconfig.OrDefault().Name, SecretKey: o.TenantKubeconfig.OrDefault().Key,
 	})
 	if err := mgr.Add(access); err != nil {
 		return nil, fmt.Errorf("failed to add the tenant access: %w", err)

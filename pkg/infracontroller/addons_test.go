@@ -19,7 +19,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/componentaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csinodeplugin"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
@@ -44,7 +44,7 @@ func TestAddons(t *testing.T) {
 	r := startController(t, infra.Config, o, nil, -1)
 	createTenant(t, ic, nsA, tenantEnv.KubeconfigBytes)
 	poll.Until(t, wait, func() error {
-		return ic.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: csiaccess.TokenSecretName}, &corev1.Secret{})
+		return ic.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: componentaccess.TokenSecretName}, &corev1.Secret{})
 	})
 	fillToken(t, infra, nsA)
 
@@ -65,7 +65,7 @@ func TestAddons(t *testing.T) {
 	t.Run("the tenant cluster holds no infra credentials", func(t *testing.T) {
 		var infraSecret corev1.Secret
 		poll.Until(t, wait, func() error {
-			return ic.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: csiaccess.KubeconfigSecretName}, &infraSecret)
+			return ic.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: componentaccess.KubeconfigSecretName}, &infraSecret)
 		})
 		poll.Until(t, wait, func() error {
 			err := tc.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(legacy), &corev1.Secret{})
@@ -85,7 +85,7 @@ func TestAddons(t *testing.T) {
 		for _, s := range secrets.Items {
 			names = append(names, s.Namespace+"/"+s.Name)
 			for key, value := range s.Data {
-				if bytes.Equal(value, infraSecret.Data[csiaccess.KubeconfigKey]) {
+				if bytes.Equal(value, infraSecret.Data[componentaccess.KubeconfigKey]) {
 					t.Errorf("tenant Secret %s/%s key %s holds the infra kubeconfig", s.Namespace, s.Name, key)
 				}
 			}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/componentaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcomponents"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
@@ -38,9 +38,9 @@ func TestCCMAccess(t *testing.T) {
 	o := s.options(infracontroller.DefaultOptions())
 	o.Flavors, o.EnableStorageClasses, o.EnableNetworkPolicies = flavorsOff(), false, false
 	o.EnableCCM = true
-	o.CSIAccess.ServerURL = env.Config.Host
+	o.ComponentAccess.ServerURL = env.Config.Host
 	startController(t, env.Config, o, nil, -1)
-	ccm := csiaccess.CCM()
+	ccm := componentaccess.CCM()
 	createTenant(t, c, nsA, nil)
 	createTenant(t, c, nsB, nil)
 
@@ -74,7 +74,7 @@ func TestCCMAccess(t *testing.T) {
 		poll.Until(t, wait, func() error {
 			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: ccm.KubeconfigSecretName}, &s)
 		})
-		checkCCMKubeconfig(t, s.Data[csiaccess.KubeconfigKey], nsA)
+		checkCCMKubeconfig(t, s.Data[componentaccess.KubeconfigKey], nsA)
 	})
 	t.Run("a namespace that goes leaves the binding", func(t *testing.T) {
 		if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsB}}); err != nil {
@@ -104,7 +104,7 @@ func TestCCMAccess(t *testing.T) {
 
 // checkClusterAccess checks the ClusterRole of profile p and that its
 // ClusterRoleBinding has exactly the ServiceAccounts of namespaces.
-func checkClusterAccess(ctx context.Context, c ctrlruntimeclient.Client, p csiaccess.Profile, namespaces ...string) error {
+func checkClusterAccess(ctx context.Context, c ctrlruntimeclient.Client, p componentaccess.Profile, namespaces ...string) error {
 	key := ctrlruntimeclient.ObjectKey{Name: p.ClusterObjectName()}
 	var r rbacv1.ClusterRole
 	if err := c.Get(ctx, key, &r); err != nil {
@@ -198,7 +198,7 @@ func TestCCM(t *testing.T) {
 	counter := envtest.NewRequestCounter()
 	startController(t, infra.Config, o, counter, -1)
 	createTenant(t, c, nsA, tenantEnv.KubeconfigBytes)
-	ccm := csiaccess.CCM()
+	ccm := componentaccess.CCM()
 	key := ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: addons.CCMName}
 	cmKey := ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: addons.CCMConfigMapName}
 
@@ -208,7 +208,7 @@ func TestCCM(t *testing.T) {
 		})
 		poll.Holds(t, 2*time.Second, func() error { return absent(ctx, c, key) })
 		// The CSI profile is switched off: its objects are not made.
-		err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: csiaccess.Name}, &corev1.ServiceAccount{})
+		err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: componentaccess.Name}, &corev1.ServiceAccount{})
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("CSI ServiceAccount: got %v, want not found", err)
 		}
@@ -290,7 +290,7 @@ func TestCCM(t *testing.T) {
 // checkCCM reads the CCM Deployment at key into d and checks what the
 // controller sets (see checkComponent), its arguments and its image.
 func checkCCM(ctx context.Context, c ctrlruntimeclient.Client, key ctrlruntimeclient.ObjectKey, d *appsv1.Deployment) error {
-	err := checkComponent(ctx, c, key, d, csiaccess.CCM(),
+	err := checkComponent(ctx, c, key, d, componentaccess.CCM(),
 		[]string{"--cloud-provider=kubevirt", "--cluster-name=a", "--leader-elect=true", "--feature-gates=SomeGate=true"})
 	if err != nil {
 		return err
@@ -358,12 +358,12 @@ func TestCCMSwitchedOff(t *testing.T) {
 	createTenant(t, c, nsB, nil)
 	foreign := foreignDeployment(t, c, nsB)
 	poll.Until(t, wait, func() error {
-		return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: csiaccess.CCM().TokenSecretName}, &corev1.Secret{})
+		return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: componentaccess.CCM().TokenSecretName}, &corev1.Secret{})
 	})
-	fillProfileToken(t, infra, nsA, csiaccess.CCM())
+	fillProfileToken(t, infra, nsA, componentaccess.CCM())
 	key := ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: addons.CCMName}
 	cmKey := ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: addons.CCMConfigMapName}
-	pair := ctrlruntimeclient.ObjectKey{Name: csiaccess.CCM().ClusterObjectName()}
+	pair := ctrlruntimeclient.ObjectKey{Name: componentaccess.CCM().ClusterObjectName()}
 	poll.Until(t, wait, func() error {
 		if err := c.Get(ctx, key, &appsv1.Deployment{}); err != nil {
 			return err

@@ -25,7 +25,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/componentaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcomponents"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
@@ -64,7 +64,7 @@ func TestCSIController(t *testing.T) {
 
 	t.Run("nothing until the infra kubeconfig exists", func(t *testing.T) {
 		poll.Until(t, wait, func() error {
-			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: csiaccess.TokenSecretName}, &corev1.Secret{})
+			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: componentaccess.TokenSecretName}, &corev1.Secret{})
 		})
 		poll.Holds(t, 2*time.Second, func() error { return absent(ctx, c, key) })
 	})
@@ -161,7 +161,7 @@ func TestCSIControllerSwitches(t *testing.T) {
 	startController(t, infra.Config, o, nil, -1)
 	createTenant(t, c, nsA, tenantEnv.KubeconfigBytes)
 	poll.Until(t, wait, func() error {
-		return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: csiaccess.TokenSecretName}, &corev1.Secret{})
+		return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: componentaccess.TokenSecretName}, &corev1.Secret{})
 	})
 	fillToken(t, infra, nsA)
 	key := ctrlruntimeclient.ObjectKey{Namespace: nsA, Name: addons.ControllerName}
@@ -205,7 +205,7 @@ func driverEnforcementHas(ctx context.Context, c ctrlruntimeclient.Client, key c
 // of cluster a) into d and checks the parts the controller owns (see
 // checkComponent) and the driver's arguments.
 func checkCSIController(ctx context.Context, c ctrlruntimeclient.Client, key ctrlruntimeclient.ObjectKey, d *appsv1.Deployment) error {
-	return checkComponent(ctx, c, key, d, csiaccess.CSI(), []string{
+	return checkComponent(ctx, c, key, d, componentaccess.CSI(), []string{
 		"--run-controller-service=true", "--infra-cluster-namespace=" + key.Namespace,
 		"--infra-cluster-labels=kkp-kubevirt.io/cluster-id=a", "--infra-cluster-kubeconfig=", "--tenant-cluster-kubeconfig=",
 	})
@@ -216,7 +216,7 @@ func checkCSIController(ctx context.Context, c ctrlruntimeclient.Client, key ctr
 // profile's ServiceAccount, both kubeconfig volumes, the hash annotation,
 // and that the first container's arguments hold every one of args.
 func checkComponent(ctx context.Context, c ctrlruntimeclient.Client, key ctrlruntimeclient.ObjectKey, d *appsv1.Deployment,
-	access csiaccess.Profile, args []string,
+	access componentaccess.Profile, args []string,
 ) error {
 	if err := c.Get(ctx, key, d); err != nil {
 		return err
@@ -235,7 +235,7 @@ func checkComponent(ctx context.Context, c ctrlruntimeclient.Client, key ctrlrun
 		}
 	}
 	wantVolumes := map[string]string{
-		"infra-kubeconfig":  access.KubeconfigSecretName + "/" + csiaccess.KubeconfigKey,
+		"infra-kubeconfig":  access.KubeconfigSecretName + "/" + componentaccess.KubeconfigKey,
 		"tenant-kubeconfig": "tenant-kubeconfig/kubeconfig",
 	}
 	if diff := cmp.Diff(wantVolumes, volumes); diff != "" {

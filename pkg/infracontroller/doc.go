@@ -14,7 +14,7 @@
 //     its own from the operator's range;
 //   - netpol keeps the isolation NetworkPolicies;
 //   - storageclass initializes storage classes in tenant clusters;
-//   - csiaccess gives the KubeVirt CSI driver's controller and cloud
+//   - componentaccess gives the KubeVirt CSI driver's controller and cloud
 //     controller manager their infra access;
 //   - tenantcomponents runs those components in each tenant namespace;
 //   - csinodeplugin applies the CSI node plugin to tenant clusters;

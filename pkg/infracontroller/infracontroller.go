@@ -18,7 +18,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/componentaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csinodeplugin"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/imagecache"
@@ -43,11 +43,15 @@ type Options struct {
 	Flavors flavors.Options
 	// StorageClasses configures storage-class initialization.
 	StorageClasses storageclass.Options
+	// TenantKubeconfig names the Secret in each tenant namespace that
+	// holds the tenant cluster's kubeconfig, for every controller that
+	// reaches tenant clusters; tenant's defaults for what is empty.
+	TenantKubeconfig tenant.KubeconfigSecret
 	// EnableStorageClasses turns storage-class initialization on.
 	EnableStorageClasses bool
-	// CSIAccess configures the infra access objects; its Profiles are
+	// ComponentAccess configures the infra access objects; its Profiles are
 	// set from EnableCSIAccess and EnableCCM.
-	CSIAccess csiaccess.Options
+	ComponentAccess componentaccess.Options
 	// EnableCSIAccess turns the CSI driver's infra access objects (the
 	// CSI profile) on.
 	EnableCSIAccess bool
@@ -136,13 +140,13 @@ func DefaultOptions() Options {
 }
 
 // accessProfiles returns the access profiles o switches on.
-func (o Options) accessProfiles() []csiaccess.Profile {
-	var profiles []csiaccess.Profile
+func (o Options) accessProfiles() []componentaccess.Profile {
+	var profiles []componentaccess.Profile
 	if o.EnableCSIAccess {
-		profiles = append(profiles, csiaccess.CSI())
+		profiles = append(profiles, componentaccess.CSI())
 	}
 	if o.EnableCCM {
-		profiles = append(profiles, csiaccess.CCM())
+		profiles = append(profiles, componentaccess.CCM())
 	}
 	return profiles
 }
@@ -161,9 +165,9 @@ func (o Options) tenants() tenant.Matcher {
 // NetworkAttachmentDefinitions, NetworkPolicies, ClusterRoles,
 // ClusterRoleBindings and CSI controller and CCM Deployments.
 func CacheOptions(o Options) cache.Options {
-	ours := cache.ByObject{Label: csiaccess.Managed()}
+	ours := cache.ByObject{Label: componentaccess.Managed()}
 	byObject := map[ctrlruntimeclient.Object]cache.ByObject{
-		&corev1.Secret{}:             {Field: fields.OneTermEqualSelector("metadata.name", o.StorageClasses.SecretNameOrDefault())},
+		&corev1.Secret{}:             {Field: fields.OneTermEqualSelector("metadata.name", o.TenantKubeconfig.OrDefault().Name)},
 		&corev1.ServiceAccount{}:     ours,
 		&rbacv1.Role{}:               ours,
 		&rbacv1.RoleBinding{}:        ours,
@@ -197,13 +201,13 @@ type Controllers struct {
 	// StorageClasses initializes tenant storage classes; nil when
 	// disabled.
 	StorageClasses *storageclass.Reconciler
-	// CSIAccess keeps the infra access objects of the CSI driver and the
+	// ComponentAccess keeps the infra access objects of the CSI driver and the
 	// CCM; nil when both are disabled.
-	CSIAccess *csiaccess.Reconciler
+	ComponentAccess *componentaccess.Reconciler
 	// ClusterAccess keeps the cluster-wide access objects (the CCM's
 	// ClusterRole and ClusterRoleBinding); nil when no enabled profile
 	// has any.
-	ClusterAccess *csiaccess.ClusterReconciler
+	ClusterAccess *componentaccess.ClusterReconciler
 	// ImageCache keeps the image cache; nil when disabled.
 	ImageCache *imagecache.Reconciler
 	// Networks keeps the tenant networks; nil when disabled.
@@ -288,16 +292,16 @@ func setupAccess(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Control
 	if len(profiles) == 0 {
 		return nil
 	}
-	ao := o.CSIAccess
+	ao := o.ComponentAccess
 	ao.Profiles = profiles
-	c.CSIAccess = &csiaccess.Reconciler{Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Tenants: tenants, Options: ao}
-	if err := c.CSIAccess.SetupWithManager(mgr); err != nil {
+	c.ComponentAccess = &componentaccess.Reconciler{Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Tenants: tenants, Options: ao}
+	if err := c.ComponentAccess.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(profiles, func(p csiaccess.Profile) bool { return len(p.ClusterRules) > 0 }) {
+	if !slices.ContainsFunc(profiles, func(p componentaccess.Profile) bool { return len(p.ClusterRules) > 0 }) {
 		return nil
 	}
-	c.ClusterAccess = &csiaccess.ClusterReconciler{Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Tenants: tenants, Profiles: profiles}
+	c.ClusterAccess = &componentaccess.ClusterReconciler{Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Tenants: tenants, Profiles: profiles}
 	return c.ClusterAccess.SetupWithManager(mgr)
 }
 
@@ -348,10 +352,11 @@ func setupDeployments(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Co
 }
 
 // setupComponent registers the controller of one component, its Secret
-// name and key defaulting to the storage-class controller's.
+// name and key defaulting to TenantKubeconfig.
 func setupComponent(mgr ctrl.Manager, o Options, tenants tenant.Matcher, comp tenantcomponents.Component, co tenantcomponents.Options) (*tenantcomponents.Reconciler, error) {
-	co.SecretName = cmp.Or(co.SecretName, o.StorageClasses.SecretNameOrDefault())
-	co.SecretKey = cmp.Or(co.SecretKey, o.StorageClasses.SecretKeyOrDefault())
+	secret := o.TenantKubeconfig.OrDefault()
+	co.SecretName = cmp.Or(co.SecretName, secret.Name)
+	co.SecretKey = cmp.Or(co.SecretKey, secret.Key)
 	r := &tenantcomponents.Reconciler{
 		Reader: mgr.GetCache(), Writer: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Component: comp, Tenants: tenants, Options: co,
 	}
@@ -371,8 +376,8 @@ func setupTenantClusters(mgr ctrl.Manager, o Options, tenants tenant.Matcher, ac
 		Client:              mgr.GetClient(),
 		APIReader:           mgr.GetAPIReader(),
 		Tenants:             tenants,
-		KubeconfigSecret:    o.StorageClasses.SecretNameOrDefault(),
-		KubeconfigSecretKey: o.StorageClasses.SecretKeyOrDefault(),
+		KubeconfigSecret:    o.TenantKubeconfig.OrDefault().Name,
+		KubeconfigSecretKey: o.TenantKubeconfig.OrDefault().Key,
 		Tenant: &tenantcluster.TenantObjects{
 			Clients: &access.Clients,
 			Tenants: tenants,

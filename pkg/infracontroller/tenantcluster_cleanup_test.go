@@ -29,7 +29,7 @@ import (
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/imagecache"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/componentaccess"
 	infraimagecache "github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/imagecache"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/netpol"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks"
@@ -83,13 +83,13 @@ func TestTenantClusterLeavesNothingBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll.Until(t, wait, func() error {
-		return ic.Get(ctx, types.NamespacedName{Namespace: "cluster-full", Name: csiaccess.TokenSecretName}, &corev1.Secret{})
+		return ic.Get(ctx, types.NamespacedName{Namespace: "cluster-full", Name: componentaccess.TokenSecretName}, &corev1.Secret{})
 	})
 	fillToken(t, infra, "cluster-full")
 	poll.Until(t, wait, func() error {
-		return ic.Get(ctx, types.NamespacedName{Namespace: "cluster-full", Name: csiaccess.CCM().TokenSecretName}, &corev1.Secret{})
+		return ic.Get(ctx, types.NamespacedName{Namespace: "cluster-full", Name: componentaccess.CCM().TokenSecretName}, &corev1.Secret{})
 	})
-	fillProfileToken(t, infra, "cluster-full", csiaccess.CCM())
+	fillProfileToken(t, infra, "cluster-full", componentaccess.CCM())
 
 	t.Run("the spec reaches every feature", func(t *testing.T) { checkFullCluster(t, ic, tc) })
 
@@ -200,7 +200,7 @@ func checkFullCluster(t *testing.T, ic, tc ctrlruntimeclient.Client) {
 				return fmt.Errorf("deployment: %w", err)
 			}
 		}
-		if err := ic.Get(ctx, types.NamespacedName{Name: csiaccess.CCM().ClusterObjectName()}, &rbacv1.ClusterRoleBinding{}); err != nil {
+		if err := ic.Get(ctx, types.NamespacedName{Name: componentaccess.CCM().ClusterObjectName()}, &rbacv1.ClusterRoleBinding{}); err != nil {
 			return fmt.Errorf("CCM ClusterRoleBinding: %w", err)
 		}
 		return wantConditions(ctx, ic, "full", map[string]metav1.ConditionStatus{

@@ -2,6 +2,7 @@ package flags
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +35,11 @@ func TestChartNotesDeprecatedValues(t *testing.T) {
 	if got := renderChart(t, nil)[notes]; strings.Contains(got, "deprecated") {
 		t.Errorf("the defaults render a deprecation notice:\n%s", got)
 	}
-	got := renderChart(t, map[string]any{"addons": false, "addonsResync": "1m"})[notes]
-	for _, want := range []string{"Value addons is deprecated: use csiNodePlugin", "Value addonsResync is deprecated: use csiNodePluginResync"} {
+	got := renderChart(t, map[string]any{"addons": false, "addonsResync": "1m", "networkPolicyCSIControllerCIDRs": []any{"10.0.0.1/32"}})[notes]
+	for _, want := range []string{
+		"Value addons is deprecated: use csiNodePlugin", "Value addonsResync is deprecated: use csiNodePluginResync",
+		"Value networkPolicyCSIControllerCIDRs is deprecated: use networkPolicyAPIServerCIDRs",
+	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("notes lack %q:\n%s", want, got)
 		}
@@ -66,12 +70,24 @@ func TestChartArgsParse(t *testing.T) {
 		{
 			name: "network policy lists",
 			values: map[string]any{
-				"networkPolicyPrivateCIDRs":       []any{"10.0.0.0/8", "fd00::/8"},
-				"networkPolicyAllowedCIDRs":       []any{"203.0.113.0/24", "2001:db8::/32"},
-				"networkPolicyNameservers":        []any{"192.0.2.53", "2001:db8::53"},
-				"networkPolicyCSIControllerCIDRs": []any{"198.51.100.10/32"},
+				"networkPolicyPrivateCIDRs":   []any{"10.0.0.0/8", "fd00::/8"},
+				"networkPolicyAllowedCIDRs":   []any{"203.0.113.0/24", "2001:db8::/32"},
+				"networkPolicyNameservers":    []any{"192.0.2.53", "2001:db8::53"},
+				"networkPolicyAPIServerCIDRs": []any{"198.51.100.10/32"},
 			},
 			check: checkChartNetworkPolicyLists,
+		},
+		{
+			name:   "deprecated networkPolicyCSIControllerCIDRs still honoured",
+			values: map[string]any{"networkPolicyCSIControllerCIDRs": []any{"198.51.100.11/32"}},
+			check:  checkAPIServerCIDRs("198.51.100.11/32"),
+		},
+		{
+			name: "deprecated networkPolicyCSIControllerCIDRs wins over the new name",
+			values: map[string]any{
+				"networkPolicyCSIControllerCIDRs": []any{"198.51.100.11/32"}, "networkPolicyAPIServerCIDRs": []any{"198.51.100.12/32"},
+			},
+			check: checkAPIServerCIDRs("198.51.100.11/32"),
 		},
 		{
 			name: "switches off",
@@ -80,7 +96,7 @@ func TestChartArgsParse(t *testing.T) {
 			check: func(t *testing.T, f *Settings) {
 				t.Helper()
 				o := f.Options
-				if o.Flavors.Presets || o.EnableCSIAccess || o.EnableStorageClasses || o.CSIAccess.ServerURL != "https://infra:6443" || o.NamespacePrefix != "tenant-" ||
+				if o.Flavors.Presets || o.EnableCSIAccess || o.EnableStorageClasses || o.ComponentAccess.ServerURL != "https://infra:6443" || o.NamespacePrefix != "tenant-" ||
 					o.NetworkPolicies.ClusterPoliciesNamespace != "kubevirt-kkp" {
 					t.Errorf("options %+v", o)
 				}
@@ -210,6 +226,17 @@ func checkChartFeatures(t *testing.T, f *Settings) {
 	}
 }
 
+// checkAPIServerCIDRs checks that the CSI controller and CCM pods may reach
+// want and nothing else.
+func checkAPIServerCIDRs(want ...string) func(*testing.T, *Settings) {
+	return func(t *testing.T, f *Settings) {
+		t.Helper()
+		if got := f.Options.NetworkPolicies.APIServerCIDRs; !slices.Equal(got, want) {
+			t.Errorf("API server CIDRs = %q, want %q", got, want)
+		}
+	}
+}
+
 // checkChartNetworkPolicyLists checks that the list values reach their
 // flags, comma-separated.
 func checkChartNetworkPolicyLists(t *testing.T, f *Settings) {
@@ -219,7 +246,7 @@ func checkChartNetworkPolicyLists(t *testing.T, f *Settings) {
 	want.PrivateCIDRs = []string{"10.0.0.0/8", "fd00::/8"}
 	want.AllowedCIDRs = []string{"203.0.113.0/24", "2001:db8::/32"}
 	want.Nameservers = []string{"192.0.2.53", "2001:db8::53"}
-	want.CSIControllerCIDRs = []string{"198.51.100.10/32"}
+	want.APIServerCIDRs = []string{"198.51.100.10/32"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("network policy options (-want +got):\n%s", diff)
 	}

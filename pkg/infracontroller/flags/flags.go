@@ -22,6 +22,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/netpol"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks/vlan"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
 )
 
@@ -121,12 +122,12 @@ func flavorFlags(fs *flag.FlagSet, o *infracontroller.Options) {
 // cloud controller manager, the image cache and TenantClusters.
 func storageFlags(fs *flag.FlagSet, o *infracontroller.Options, p *pending) {
 	fs.BoolVar(&o.EnableStorageClasses, "storage-classes", o.EnableStorageClasses, "Initialize annotated infra storage classes in tenant clusters.")
-	fs.StringVar(&o.StorageClasses.SecretName, "tenant-kubeconfig-secret", storageclass.DefaultSecretName, "Secret in each tenant namespace holding the tenant cluster's kubeconfig.")
-	fs.StringVar(&o.StorageClasses.SecretKey, "tenant-kubeconfig-key", storageclass.DefaultSecretKey, "Key of the kubeconfig in that Secret.")
+	fs.StringVar(&o.TenantKubeconfig.Name, "tenant-kubeconfig-secret", tenant.DefaultKubeconfigSecretName, "Secret in each tenant namespace holding the tenant cluster's kubeconfig.")
+	fs.StringVar(&o.TenantKubeconfig.Key, "tenant-kubeconfig-key", tenant.DefaultKubeconfigSecretKey, "Key of the kubeconfig in that Secret.")
 	fs.StringVar(&o.StorageClasses.Bus, "storage-class-bus", storageclass.DefaultBus, "Default disk bus of tenant storage classes.")
 	fs.DurationVar(&o.StorageClasses.ResyncInterval, "storage-class-resync", 10*time.Minute, "How often tenant storage classes are re-checked, a safety net beside the watch of tenant clusters; 0 turns it off, else at least "+MinResync.String()+".")
 	fs.BoolVar(&o.EnableCSIAccess, "csi-access", o.EnableCSIAccess, "Keep the CSI driver's ServiceAccount, Role, token and kubeconfig Secret in tenant namespaces.")
-	fs.StringVar(&o.CSIAccess.ServerURL, "csi-infra-server-url", "", "Infra API server address in the CSI controller's kubeconfig; the controller's own when empty.")
+	fs.StringVar(&o.ComponentAccess.ServerURL, "csi-infra-server-url", "", "Infra API server address in the CSI controller's kubeconfig; the controller's own when empty.")
 	p.csiController = fs.Bool("csi-controller", true, "Run the controller side of each tenant's KubeVirt CSI driver in its tenant namespace (needs --csi-access).")
 	p.images = csiImageFlags(fs)
 	p.resizer = fs.Bool("csi-resizer", true, "Run the CSI external-resizer in the CSI controller; false also keeps allowVolumeExpansion off on tenant storage classes.")
@@ -154,7 +155,11 @@ func networkFlags(fs *flag.FlagSet, o *infracontroller.Options, p *pending) {
 	fs.Func("network-policy-allowed-cidrs", "Comma-separated further egress destinations, e.g. the tenant API servers.", addresses(&o.NetworkPolicies.AllowedCIDRs, cidr))
 	fs.StringVar(&o.NetworkPolicies.ClusterPoliciesNamespace, "cluster-network-policies-namespace", "", "Namespace whose ConfigMap network-policies lists custom NetworkPolicies for every tenant namespace (a tenant's own of the same name wins); empty turns them off.")
 	fs.Func("network-policy-nameservers", "Comma-separated DNS server addresses allowed on port 53 besides the cluster DNS.", addresses(&o.NetworkPolicies.Nameservers, ip))
-	fs.Func("network-policy-csi-controller-cidrs", "Comma-separated destinations the CSI controller and cloud controller manager pods may reach over TCP (default every address).", addresses(&o.NetworkPolicies.CSIControllerCIDRs, cidr))
+	// --network-policy-csi-controller-cidrs is the name the flag had
+	// before the CCM shared it; both set one variable, the later wins.
+	apiServers := addresses(&o.NetworkPolicies.APIServerCIDRs, cidr)
+	fs.Func("network-policy-api-server-cidrs", "Comma-separated destinations the CSI controller and cloud controller manager pods may reach over TCP: the infra and tenant API servers (default every address).", apiServers)
+	fs.Func("network-policy-csi-controller-cidrs", "Deprecated: use --network-policy-api-server-cidrs (the later of the two wins).", apiServers)
 }
 
 // apply sets the options the pending flags decide.
@@ -165,7 +170,7 @@ func (s *Settings) apply(p *pending) {
 	o.EnableCSIController = *p.csiController && o.EnableCSIAccess
 	o.CSINodePlugin.Images, o.CSIController.Params = *p.images, *p.images
 	o.CSIController.Params.DisableResizer, o.StorageClasses.DisableVolumeExpansion = !*p.resizer, !*p.resizer
-	o.CSIController.Params.Snapshots, o.CSIAccess.Snapshots, o.StorageClasses.Snapshots = *p.snapshots, *p.snapshots, *p.snapshots
+	o.CSIController.Params.Snapshots, o.ComponentAccess.Snapshots, o.StorageClasses.Snapshots = *p.snapshots, *p.snapshots, *p.snapshots
 	o.EnableImageCache = *p.imageCache
 	o.NetworkPolicies.DisableDefaults = !*p.defaultPolicies
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks/vlan"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
 )
 
@@ -37,7 +38,7 @@ func TestParseFlags(t *testing.T) {
 				o.StorageClasses.ResyncInterval = 0
 				o.EnableCSIAccess = false
 				o.EnableCSIController = false
-				o.CSIAccess.ServerURL = "https://infra:6443"
+				o.ComponentAccess.ServerURL = "https://infra:6443"
 			},
 		},
 		{
@@ -81,16 +82,27 @@ func TestParseFlags(t *testing.T) {
 			o.CSIController.Params.DisableResizer, o.StorageClasses.DisableVolumeExpansion = true, true
 		}},
 		{name: "snapshots on: snapshotter and the driver's grant", args: []string{"--csi-snapshots"}, want: func(o *infracontroller.Options) {
-			o.CSIController.Params.Snapshots, o.CSIAccess.Snapshots, o.StorageClasses.Snapshots = true, true, true
+			o.CSIController.Params.Snapshots, o.ComponentAccess.Snapshots, o.StorageClasses.Snapshots = true, true, true
 		}},
 		{
-			name: "CSI controller policy destinations",
-			args: []string{"--network-policy-csi-controller-cidrs=10.0.0.1/32,203.0.113.0/24"},
+			name: "API server policy destinations",
+			args: []string{"--network-policy-api-server-cidrs=10.0.0.1/32,203.0.113.0/24"},
 			want: func(o *infracontroller.Options) {
-				o.NetworkPolicies.CSIControllerCIDRs = []string{"10.0.0.1/32", "203.0.113.0/24"}
+				o.NetworkPolicies.APIServerCIDRs = []string{"10.0.0.1/32", "203.0.113.0/24"}
 			},
 		},
-		{name: "an invalid CSI controller CIDR is refused", args: []string{"--network-policy-csi-controller-cidrs=10.0.0.1"}, wantErr: true},
+		{
+			name: "deprecated --network-policy-csi-controller-cidrs still sets them",
+			args: []string{"--network-policy-csi-controller-cidrs=10.0.0.1/32"},
+			want: func(o *infracontroller.Options) { o.NetworkPolicies.APIServerCIDRs = []string{"10.0.0.1/32"} },
+		},
+		{
+			name: "the later of the API server CIDR flags wins",
+			args: []string{"--network-policy-api-server-cidrs=10.0.0.1/32", "--network-policy-csi-controller-cidrs=10.0.0.2/32"},
+			want: func(o *infracontroller.Options) { o.NetworkPolicies.APIServerCIDRs = []string{"10.0.0.2/32"} },
+		},
+		{name: "an invalid API server CIDR is refused", args: []string{"--network-policy-api-server-cidrs=10.0.0.1"}, wantErr: true},
+		{name: "an invalid CIDR of the deprecated flag is refused", args: []string{"--network-policy-csi-controller-cidrs=10.0.0.1"}, wantErr: true},
 		{name: "CSI node plugin resync", args: []string{"--csi-node-plugin-resync=1m"}, want: func(o *infracontroller.Options) { o.CSINodePlugin.ResyncInterval = time.Minute }},
 		{name: "deprecated --addons-resync still sets it", args: []string{"--addons-resync=1m"}, want: func(o *infracontroller.Options) { o.CSINodePlugin.ResyncInterval = time.Minute }},
 		{name: "the later of the resync flags wins", args: []string{"--addons-resync=1m", "--csi-node-plugin-resync=2m"}, want: func(o *infracontroller.Options) { o.CSINodePlugin.ResyncInterval = 2 * time.Minute }},
@@ -144,8 +156,7 @@ func TestParseFlags(t *testing.T) {
 			}
 			want := infracontroller.DefaultOptions()
 			want.Flavors.MaxConcurrentReconciles = 8
-			want.StorageClasses.SecretName = "tenant-kubeconfig"
-			want.StorageClasses.SecretKey = "kubeconfig"
+			want.TenantKubeconfig = tenant.KubeconfigSecret{Name: "tenant-kubeconfig", Key: "kubeconfig"}
 			want.StorageClasses.Bus = "scsi"
 			want.StorageClasses.ResyncInterval = 10 * time.Minute
 			want.EnableImageCache = true

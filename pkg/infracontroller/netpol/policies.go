@@ -72,16 +72,16 @@ type Options struct {
 	// tenant namespace, like Kubermatic's datacenter
 	// customNetworkPolicies. A tenant's own policy of the same name wins.
 	ClusterPoliciesNamespace string
-	// CSIControllerCIDRs are the destinations the CSI controller and
-	// cloud controller manager pods may reach over TCP (the infra and
-	// tenant API servers); every address when empty.
-	CSIControllerCIDRs []string
+	// APIServerCIDRs are the destinations the CSI controller and cloud
+	// controller manager pods may reach over TCP: the infra and tenant API
+	// servers they talk to; every address when empty.
+	APIServerCIDRs []string
 }
 
 // Validate checks the addresses of o.
 func (o Options) Validate() error {
 	var bad []string
-	for _, cidr := range slices.Concat(o.PrivateCIDRs, o.AllowedCIDRs, o.CSIControllerCIDRs) {
+	for _, cidr := range slices.Concat(o.PrivateCIDRs, o.AllowedCIDRs, o.APIServerCIDRs) {
 		if _, _, err := net.ParseCIDR(cidr); err != nil {
 			bad = append(bad, cidr)
 		}
@@ -159,7 +159,7 @@ func importer() networkingv1.NetworkPolicySpec {
 }
 
 // csiController lets the CSI controller and cloud controller manager pods
-// open TCP connections to CSIControllerCIDRs (every address by default): they talk to the infra
+// open TCP connections to APIServerCIDRs (every address by default): they talk to the infra
 // API server, which is a private address seen from a pod and so excluded
 // by the isolation policy, and to the tenant cluster's API server,
 // wherever its kubeconfig points. Policies add up, so their ingress stays
@@ -171,7 +171,7 @@ func importer() networkingv1.NetworkPolicySpec {
 // KubeVirt's virt-launcher and CDI's worker pods always carry are left
 // out: a tenant cannot widen its VMs' egress by copying the labels.
 func (o Options) csiController() networkingv1.NetworkPolicySpec {
-	cidrs := o.CSIControllerCIDRs
+	cidrs := o.APIServerCIDRs
 	if len(cidrs) == 0 {
 		cidrs = []string{"0.0.0.0/0", "::/0"}
 	}

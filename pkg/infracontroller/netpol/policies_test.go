@@ -93,7 +93,7 @@ func TestCSIControllerPolicy(t *testing.T) {
 			if err := yaml.UnmarshalStrict([]byte(fmt.Sprintf(wantCSIController, tc.to)), &want); err != nil {
 				t.Fatal(err)
 			}
-			got := Options{CSIControllerCIDRs: tc.cidrs}.Defaults("cluster-a")
+			got := Options{APIServerCIDRs: tc.cidrs}.Defaults("cluster-a")
 			i := slices.IndexFunc(got, func(p networkingv1.NetworkPolicy) bool { return p.Name == CSIControllerPolicyName })
 			if i < 0 {
 				t.Fatal("no CSI controller policy")
@@ -143,7 +143,7 @@ func withLabel(in map[string]string, key, value string) map[string]string {
 }
 
 func TestValidate(t *testing.T) {
-	err := Options{PrivateCIDRs: []string{"10.0.0.0/33"}, CSIControllerCIDRs: []string{"any"}, Nameservers: []string{"dns.example.com"}}.Validate()
+	err := Options{PrivateCIDRs: []string{"10.0.0.0/33"}, APIServerCIDRs: []string{"any"}, Nameservers: []string{"dns.example.com"}}.Validate()
 	if err == nil || !strings.Contains(err.Error(), "10.0.0.0/33, any, dns.example.com") {
 		t.Errorf("got %v, want both bad addresses reported", err)
 	}

@@ -23,21 +23,8 @@ import (
 // ControllerName names the controller in logs and metrics.
 const ControllerName = "storageclasses"
 
-// Defaults of Options.
-const (
-	DefaultSecretName = "tenant-kubeconfig"
-	DefaultSecretKey  = "kubeconfig"
-)
-
 // Options configures storage-class initialization.
 type Options struct {
-	// SecretName names the Secret in each tenant namespace that holds the
-	// tenant cluster's kubeconfig; DefaultSecretName when empty. Tenant
-	// namespaces without it are skipped.
-	SecretName string
-	// SecretKey is the key of the kubeconfig in that Secret;
-	// DefaultSecretKey when empty.
-	SecretKey string
 	// Bus is the default disk bus of tenant classes; DefaultBus when empty.
 	Bus string
 	// DisableVolumeExpansion keeps allowVolumeExpansion off on every
@@ -53,22 +40,6 @@ type Options struct {
 	// often. It is only a safety net: the managed tenant classes are
 	// watched, so hand edits are undone within seconds without it.
 	ResyncInterval time.Duration
-}
-
-// SecretNameOrDefault returns SecretName or DefaultSecretName.
-func (o Options) SecretNameOrDefault() string {
-	if o.SecretName == "" {
-		return DefaultSecretName
-	}
-	return o.SecretName
-}
-
-// SecretKeyOrDefault returns SecretKey or DefaultSecretKey.
-func (o Options) SecretKeyOrDefault() string {
-	if o.SecretKey == "" {
-		return DefaultSecretKey
-	}
-	return o.SecretKey
 }
 
 // Reconciler syncs the storage classes of one tenant cluster per request.

@@ -1,6 +1,7 @@
 package tenant
 
 import (
+	"cmp"
 	"context"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,6 +28,25 @@ type Access struct {
 	// SecretName and SecretKey name the kubeconfig Secret in each tenant
 	// namespace and its key.
 	SecretName, SecretKey string
+}
+
+// Defaults of KubeconfigSecret.
+const (
+	DefaultKubeconfigSecretName = "tenant-kubeconfig"
+	DefaultKubeconfigSecretKey  = "kubeconfig"
+)
+
+// KubeconfigSecret names the Secret in each tenant namespace that holds
+// the tenant cluster's kubeconfig, and its key. Tenant namespaces without
+// it are skipped by everything that reaches tenant clusters.
+type KubeconfigSecret struct {
+	Name, Key string
+}
+
+// OrDefault returns s with DefaultKubeconfigSecretName and
+// DefaultKubeconfigSecretKey for what is empty.
+func (s KubeconfigSecret) OrDefault() KubeconfigSecret {
+	return KubeconfigSecret{Name: cmp.Or(s.Name, DefaultKubeconfigSecretName), Key: cmp.Or(s.Key, DefaultKubeconfigSecretKey)}
 }
 
 // AccessOptions configures NewAccess.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/componentaccess"
 )
 
 // Component is one workload the controller runs in every tenant namespace:
@@ -20,7 +20,7 @@ type Component struct {
 	// addons.ControllerPodLabel.
 	Deployment string
 	// Access is the profile whose kubeconfig Secret the pods mount.
-	Access csiaccess.Profile
+	Access componentaccess.Profile
 	// ConfigMap, when set, names the addon's ConfigMap: it is watched, so
 	// hand edits are taken back, and deleted with the Deployment. The
 	// addon must hold no other object besides the two.
@@ -42,7 +42,7 @@ func CSI() Component {
 		ControllerName:  "csi-controller",
 		Addon:           addons.KubeVirtCSIController,
 		Deployment:      addons.ControllerName,
-		Access:          csiaccess.CSI(),
+		Access:          componentaccess.CSI(),
 		SnapshotMapping: true,
 	}
 }
@@ -53,7 +53,7 @@ func CCM() Component {
 		ControllerName: "ccm-controller",
 		Addon:          addons.KubeVirtCCM,
 		Deployment:     addons.CCMName,
-		Access:         csiaccess.CCM(),
+		Access:         componentaccess.CCM(),
 		ConfigMap:      addons.CCMConfigMapName,
 		StartupConfig: func(p addons.Params) string {
 			return fmt.Sprintf("loadBalancer=%t,zoneAndRegion=%t", p.CCMLoadBalancer, p.CCMZoneAndRegion)

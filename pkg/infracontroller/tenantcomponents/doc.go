@@ -5,7 +5,7 @@
 // (CCM, addons kubevirt-ccm: a cloud-config ConfigMap and a Deployment).
 // In every live tenant namespace that holds both the tenant kubeconfig
 // Secret and the component's infra kubeconfig Secret (kept by package
-// csiaccess for the component's profile), it applies the addon with
+// componentaccess for the component's profile), it applies the addon with
 // server-side apply under field manager "infra-controller".
 //
 // The Deployments are watched, so a field of ours edited by hand, or a

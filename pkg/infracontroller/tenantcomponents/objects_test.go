@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/componentaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
@@ -45,7 +45,7 @@ func TestParams(t *testing.T) {
 	got := r.params("cluster-x", []byte("t"), []byte("i"))
 	want := addons.Params{
 		ClusterID: "x", InfraNamespace: "cluster-x",
-		InfraKubeconfigSecret: csiaccess.KubeconfigSecretName, InfraKubeconfigKey: csiaccess.KubeconfigKey,
+		InfraKubeconfigSecret: componentaccess.KubeconfigSecretName, InfraKubeconfigKey: componentaccess.KubeconfigKey,
 		TenantKubeconfigSecret: "tk", TenantKubeconfigKey: "k",
 		ConfigHash: configHash([]byte("t"), []byte("i")), DriverImage: "d",
 	}
@@ -61,7 +61,7 @@ func TestCCMParams(t *testing.T) {
 		Options:   Options{SecretName: "tk", SecretKey: "k", Params: addons.Params{CCMLoadBalancer: true}},
 	}
 	got := r.params("cluster-x", []byte("t"), []byte("i"))
-	if got.InfraKubeconfigSecret != csiaccess.CCM().KubeconfigSecretName || !got.CCMLoadBalancer {
+	if got.InfraKubeconfigSecret != componentaccess.CCM().KubeconfigSecretName || !got.CCMLoadBalancer {
 		t.Errorf("params %+v", got)
 	}
 	// The cloud-config's settings are read once at start: a change must

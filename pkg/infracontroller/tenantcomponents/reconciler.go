@@ -24,7 +24,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/componentaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csinodeplugin"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
@@ -82,7 +82,7 @@ type Reconciler struct {
 }
 
 // SetupWithManager registers the controller and a cache of the
-// component's infra kubeconfig Secrets of package csiaccess and of its
+// component's infra kubeconfig Secrets of package componentaccess and of its
 // ConfigMap.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Tenants.Validate(); err != nil {
@@ -96,12 +96,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("the %s controller needs the tenant kubeconfig Secret's name and key", comp.ControllerName)
 	}
 	byObject := map[ctrlruntimeclient.Object]cache.ByObject{&corev1.Secret{}: {
-		Label: csiaccess.Managed(),
+		Label: componentaccess.Managed(),
 		Field: fields.OneTermEqualSelector("metadata.name", comp.Access.KubeconfigSecretName),
 	}}
 	if comp.ConfigMap != "" {
 		byObject[&corev1.ConfigMap{}] = cache.ByObject{
-			Label: csiaccess.Managed(),
+			Label: componentaccess.Managed(),
 			Field: fields.OneTermEqualSelector("metadata.name", comp.ConfigMap),
 		}
 	}
@@ -177,7 +177,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.remove(ctx, namespace)
 	}
 	secret := r.Component.Access.KubeconfigSecretName
-	infraKubeconfig, err := tenant.SecretData(ctx, r.access, namespace, secret, csiaccess.KubeconfigKey)
+	infraKubeconfig, err := tenant.SecretData(ctx, r.access, namespace, secret, componentaccess.KubeconfigKey)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -221,7 +221,7 @@ func (r *Reconciler) params(namespace string, tenantKubeconfig, infraKubeconfig 
 	p.ClusterID = strings.TrimPrefix(namespace, r.Tenants.Prefix)
 	p.InfraNamespace = namespace
 	p.InfraKubeconfigSecret = r.Component.Access.KubeconfigSecretName
-	p.InfraKubeconfigKey = csiaccess.KubeconfigKey
+	p.InfraKubeconfigKey = componentaccess.KubeconfigKey
 	p.TenantKubeconfigSecret = r.Options.SecretName
 	p.TenantKubeconfigKey = r.Options.SecretKey
 	parts := [][]byte{tenantKubeconfig, infraKubeconfig}

@@ -1,4 +1,4 @@
-package csiaccess
+package componentaccess
 
 import (
 	corev1 "k8s.io/api/core/v1"

@@ -21,7 +21,7 @@ import (
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/componentaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
@@ -33,11 +33,11 @@ func TestCSIAccess(t *testing.T) {
 	nsCsi, nsForeign := s.tenant("csi"), s.tenant("foreign")
 	o := s.options(infracontroller.DefaultOptions())
 	o.Flavors, o.EnableStorageClasses = flavorsOff(), false
-	o.CSIAccess.ServerURL = env.Config.Host
+	o.ComponentAccess.ServerURL = env.Config.Host
 	// A foreign Role of our name in a tenant namespace, made before the
 	// controller starts.
 	createTenant(t, c, nsForeign, nil)
-	foreign := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: nsForeign, Name: csiaccess.Name}}
+	foreign := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: nsForeign, Name: componentaccess.Name}}
 	if err := c.Create(ctx, foreign); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestCSIAccess(t *testing.T) {
 	})
 	t.Run("a hand-edited Role is restored", func(t *testing.T) {
 		var r rbacv1.Role
-		if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsCsi, Name: csiaccess.Name}, &r); err != nil {
+		if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsCsi, Name: componentaccess.Name}, &r); err != nil {
 			t.Fatal(err)
 		}
 		r.Rules = append(r.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"*"}})
@@ -62,14 +62,14 @@ func TestCSIAccess(t *testing.T) {
 		fillToken(t, env, nsCsi)
 		var s corev1.Secret
 		poll.Until(t, wait, func() error {
-			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsCsi, Name: csiaccess.KubeconfigSecretName}, &s)
+			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsCsi, Name: componentaccess.KubeconfigSecretName}, &s)
 		})
-		checkKubeconfig(t, s.Data[csiaccess.KubeconfigKey], nsCsi)
+		checkKubeconfig(t, s.Data[componentaccess.KubeconfigKey], nsCsi)
 	})
 	t.Run("a Role we did not create is never touched", func(t *testing.T) {
 		// The rest of that namespace's objects are made; the Role stays.
 		poll.Until(t, wait, func() error {
-			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsForeign, Name: csiaccess.Name}, &rbacv1.RoleBinding{})
+			return c.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: nsForeign, Name: componentaccess.Name}, &rbacv1.RoleBinding{})
 		})
 		var got rbacv1.Role
 		if err := c.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(foreign), &got); err != nil {
@@ -93,20 +93,20 @@ func TestCSIAccessSnapshots(t *testing.T) {
 			ns := s.tenant("snap")
 			o := s.options(infracontroller.DefaultOptions())
 			o.Flavors, o.EnableStorageClasses, o.EnableNetworkPolicies = flavorsOff(), false, false
-			o.CSIAccess.Snapshots = snapshots
+			o.ComponentAccess.Snapshots = snapshots
 			startController(t, env.Config, o, nil, -1)
 			createTenant(t, c, ns, nil)
-			want := csiaccess.CSI()
+			want := componentaccess.CSI()
 			if snapshots {
-				want.Rules = append(want.Rules, csiaccess.SnapshotRules()...)
+				want.Rules = append(want.Rules, componentaccess.SnapshotRules()...)
 			}
 			poll.Until(t, wait, func() error { return checkProfileObjects(ctx, c, ns, want) })
 			for _, verb := range []string{"get", "create", "delete"} {
-				checkAllowed(t, env, ns, csiaccess.Name, "snapshot.storage.k8s.io", "volumesnapshots", verb, snapshots)
+				checkAllowed(t, env, ns, componentaccess.Name, "snapshot.storage.k8s.io", "volumesnapshots", verb, snapshots)
 			}
-			checkAllowed(t, env, ns, csiaccess.Name, "", "persistentvolumeclaims", "get", true)
+			checkAllowed(t, env, ns, componentaccess.Name, "", "persistentvolumeclaims", "get", true)
 			// The resizer grows a tenant volume by patching its infra claim.
-			checkAllowed(t, env, ns, csiaccess.Name, "", "persistentvolumeclaims", "patch", true)
+			checkAllowed(t, env, ns, componentaccess.Name, "", "persistentvolumeclaims", "patch", true)
 		})
 	}
 }
@@ -137,12 +137,12 @@ func checkAllowed(t *testing.T, env *envtest.Env, namespace, name, group, resour
 // checkAccessObjects checks the ServiceAccount, Role, RoleBinding and token
 // Secret of namespace.
 func checkAccessObjects(ctx context.Context, c ctrlruntimeclient.Client, namespace string) error {
-	return checkProfileObjects(ctx, c, namespace, csiaccess.CSI())
+	return checkProfileObjects(ctx, c, namespace, componentaccess.CSI())
 }
 
 // checkProfileObjects checks the ServiceAccount, Role, RoleBinding and
 // token Secret of profile p in namespace.
-func checkProfileObjects(ctx context.Context, c ctrlruntimeclient.Client, namespace string, p csiaccess.Profile) error {
+func checkProfileObjects(ctx context.Context, c ctrlruntimeclient.Client, namespace string, p componentaccess.Profile) error {
 	key := ctrlruntimeclient.ObjectKey{Namespace: namespace, Name: p.Name}
 	if err := c.Get(ctx, key, &corev1.ServiceAccount{}); err != nil {
 		return err
@@ -176,11 +176,11 @@ func checkProfileObjects(ctx context.Context, c ctrlruntimeclient.Client, namesp
 // here): it puts a token of the CSI ServiceAccount into the token Secret.
 func fillToken(t *testing.T, env *envtest.Env, namespace string) {
 	t.Helper()
-	fillProfileToken(t, env, namespace, csiaccess.CSI())
+	fillProfileToken(t, env, namespace, componentaccess.CSI())
 }
 
 // fillProfileToken fills the token Secret of profile p in namespace.
-func fillProfileToken(t *testing.T, env *envtest.Env, namespace string, p csiaccess.Profile) {
+func fillProfileToken(t *testing.T, env *envtest.Env, namespace string, p componentaccess.Profile) {
 	t.Helper()
 	ctx := t.Context()
 	cs, err := kubernetes.NewForConfig(env.Config)

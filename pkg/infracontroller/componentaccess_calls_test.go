@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csiaccess"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/componentaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
@@ -209,7 +209,7 @@ func TestCSIAccessCalls(t *testing.T) {
 	env := envtest.Start(t)
 	o := infracontroller.DefaultOptions()
 	o.Flavors, o.EnableStorageClasses, o.EnableNetworkPolicies = flavorsOff(), false, false
-	o.EnableCCM, o.CSIAccess.Snapshots = true, true
+	o.EnableCCM, o.ComponentAccess.Snapshots = true, true
 	startController(t, env.Config, o, nil, -1)
 	createTenant(t, env.Client, ownNS, nil)
 	createTenant(t, env.Client, otherNS, nil)
@@ -219,11 +219,11 @@ func TestCSIAccessCalls(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name               string
-		profile            csiaccess.Profile
+		profile            componentaccess.Profile
 		allowed, forbidden []infraCall
 	}{
-		{"csi-driver", csiaccess.CSI(), csiDriverCalls, csiDriverRefused},
-		{"cloud-provider-kubevirt", csiaccess.CCM(), ccmCalls, ccmRefused},
+		{"csi-driver", componentaccess.CSI(), csiDriverCalls, csiDriverRefused},
+		{"cloud-provider-kubevirt", componentaccess.CCM(), ccmCalls, ccmRefused},
 	} {
 		user := "system:serviceaccount:" + ownNS + ":" + tt.profile.Name
 		t.Run(tt.name+" may make its calls", func(t *testing.T) {

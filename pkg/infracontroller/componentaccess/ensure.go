@@ -1,4 +1,4 @@
-package csiaccess
+package componentaccess
 
 import (
 	"context"

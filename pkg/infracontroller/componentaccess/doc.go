@@ -1,4 +1,4 @@
-// Package csiaccess gives components that run for a tenant cluster in its
+// Package componentaccess gives components that run for a tenant cluster in its
 // tenant namespace their access to the infra cluster, one Profile per
 // component: the KubeVirt CSI driver's controller (CSI) and the KubeVirt
 // cloud controller manager (CCM). For every profile, each tenant namespace
@@ -23,4 +23,4 @@
 // without it are not seen (the caches select on the label) and never
 // changed. Hand edits of ours are undone. A profile switched off keeps the
 // objects made earlier.
-package csiaccess
+package componentaccess

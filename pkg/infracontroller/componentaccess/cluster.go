@@ -1,4 +1,4 @@
-package csiaccess
+package componentaccess
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 )
 
 // ClusterControllerName names the controller of the cluster-wide access
-// objects in logs and metrics.
+// objects in logs and metrics (named like ControllerName).
 const ClusterControllerName = "csi-access-cluster"
 
 // clusterRequest is the only request of the ClusterReconciler: every event

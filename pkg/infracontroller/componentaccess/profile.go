@@ -1,4 +1,4 @@
-package csiaccess
+package componentaccess
 
 import (
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -29,7 +29,7 @@ type Profile struct {
 func (p Profile) ClusterObjectName() string { return "kkp-kubevirt:" + p.Name }
 
 // CSI is the profile of the KubeVirt CSI driver's controller; its names
-// are those the csiaccess controller always had.
+// are those the CSI driver's access objects always had.
 func CSI() Profile {
 	return Profile{
 		Name: Name, TokenSecretName: TokenSecretName, KubeconfigSecretName: KubeconfigSecretName,

@@ -1,4 +1,4 @@
-package csiaccess
+package componentaccess
 
 import (
 	"context"
@@ -23,7 +23,9 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote/outage"
 )
 
-// ControllerName names the controller in logs and metrics.
+// ControllerName names the controller in logs and metrics: the name it
+// had before it also served the CCM, kept so that dashboards and alerts
+// built on it keep working.
 const ControllerName = "csi-access"
 
 // Options configures the controller.

@@ -2,11 +2,9 @@ package e2e
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/base64"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -179,11 +177,15 @@ func startKKPRig(t *testing.T) *kkpRig {
 		"HTTPS_PROXY=" + r.proxy.URL, "NO_PROXY=127.0.0.1",
 	}
 	r.webhook = kkp.Start(t, "webhook", webhookBin, kkp.WithAddress(kkp.WebhookArgs(r.dir, kkpNamespace), "-listen-address", webhookAddr), env)
-	r.waitHealthy(t, r.webhook, "https://"+webhookAddr+"/healthz")
+	ca, err := os.ReadFile(filepath.Join(r.dir, "cert.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kkp.WaitServing(t, r.webhook, "https://"+webhookAddr+"/healthz", ca, timeout)
 	args := kkp.WithAddress(kkp.WithAddress(kkp.ControllerArgs(r.dir), "-health-probe-address", healthAddr), "-metrics-address", metricsAddr)
 	r.controller = kkp.Start(t, "machine-controller", controllerBin, args, env)
-	r.installWebhookConfiguration(t, webhookAddr)
-	r.waitHealthy(t, r.controller, "http://"+healthAddr+"/readyz")
+	kkp.InstallWebhookConfiguration(t, r.user.Client, webhookAddr, ca, newDeployment("kkp-probe", 1, kkpSpec, 1, 0), timeout)
+	kkp.WaitServing(t, r.controller, "http://"+healthAddr+"/readyz", nil, timeout)
 	return r
 }
 
@@ -242,48 +244,6 @@ func (r *kkpRig) writeFiles(t *testing.T) {
 	if err := kkp.WriteFiles(r.dir, files); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// installWebhookConfiguration installs Kubermatic's webhook configuration,
-// pointing at the webhook, and waits until the API server calls it.
-func (r *kkpRig) installWebhookConfiguration(t *testing.T, address string) {
-	t.Helper()
-	ca, err := os.ReadFile(filepath.Join(r.dir, "cert.pem"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := kkp.WebhookConfiguration("https://"+address, ca)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.user.Client.Create(t.Context(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	probe := newDeployment("kkp-probe", 1, kkpSpec, 1, 0)
-	probe.Spec.Template.Spec.Versions.Kubelet = "latest"
-	waitFor(t, timeout, "Kubermatic's webhook configuration in force", func() (bool, string) {
-		err := r.user.Client.Create(t.Context(), probe.DeepCopy(), ctrlruntimeclient.DryRunAll)
-		return err != nil && strings.Contains(err.Error(), "spec.template.spec.versions.kubelet"), fmt.Sprint(err)
-	})
-}
-
-// waitHealthy waits until url answers 200 (HTTPS without verification:
-// the test only asks whether it serves).
-func (r *kkpRig) waitHealthy(t *testing.T, p *kkp.Process, url string) {
-	t.Helper()
-	// The test asks only whether it serves.
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // a liveness probe, as Kubermatic's
-	}}
-	waitFor(t, timeout, url, func() (bool, string) {
-		p.Running(t)
-		resp, err := client.Get(url) //nolint:noctx // bounded by the client's timeout
-		if err != nil {
-			return false, err.Error()
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, resp.Status
-	})
 }
 
 // scale sets the MachineDeployment's replicas.

@@ -29,7 +29,7 @@ const (
 func Binaries(tb testing.TB, dir string) (controller, webhook string) {
 	tb.Helper()
 	controller, webhook = filepath.Join(dir, "machine-controller"), filepath.Join(dir, "webhook")
-	gobuild.Binary(tb, "github.com/kubevirt-kkp/kkp-kubevirt/cmd/machine-controller", controller)
+	gobuild.Binary(tb, gobuild.MachineController, controller)
 	if err := os.Link(controller, webhook); err != nil {
 		tb.Fatal(err)
 	}

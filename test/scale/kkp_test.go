@@ -1,26 +1,20 @@
 package scale
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/base64"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/kkp"
-	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
 	"k8s.io/client-go/tools/clientcmd"
 	certutil "k8s.io/client-go/util/cert"
-	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // setup is how a scale-up runs the controller.
@@ -150,8 +144,8 @@ func startKKP(tb testing.TB, r *rig) controllerRun {
 	}
 	webhookAddr := envtest.FreeAddress(tb)
 	wh := kkp.Start(tb, "webhook", webhookBin, kkp.WithAddress(kkp.WebhookArgs(webhookDir, infraNamespace), "-listen-address", webhookAddr), env)
-	waitServing(tb, wh, "https://"+webhookAddr+"/healthz", cert)
-	installWebhookConfiguration(tb, r, webhookAddr, cert)
+	kkp.WaitServing(tb, wh, "https://"+webhookAddr+"/healthz", cert, time.Minute)
+	kkp.InstallWebhookConfiguration(tb, r.user.Client, webhookAddr, cert, machineDeployment("webhook-probe", 0, "1.33.4"), time.Minute)
 
 	metricsAddr := envtest.FreeAddress(tb)
 	args := kkp.WithAddress(kkp.WithAddress(kkp.ControllerArgs(ctrlDir), "-health-probe-address", envtest.FreeAddress(tb)), "-metrics-address", metricsAddr)
@@ -192,51 +186,4 @@ func stopKeepingLog(tb testing.TB, p *kkp.Process, name string) {
 		return
 	}
 	tb.Logf("%s output: %s", name, path)
-}
-
-// waitServing waits until url answers 200 over TLS verified with caPEM.
-func waitServing(tb testing.TB, p *kkp.Process, url string, caPEM []byte) {
-	tb.Helper()
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(caPEM)
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}}
-	poll.Until(tb, time.Minute, func() error {
-		p.Running(tb)
-		resp, err := client.Get(url) //nolint:noctx // bounded by the client's timeout
-		if err != nil {
-			return err
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s: %s", url, resp.Status)
-		}
-		return nil
-	})
-}
-
-// installWebhookConfiguration installs Kubermatic's webhook configuration
-// pointing at address and waits until the API server calls it: until a
-// dry-run create of a MachineDeployment the webhook refuses is refused
-// for it.
-func installWebhookConfiguration(tb testing.TB, r *rig, address string, caPEM []byte) {
-	tb.Helper()
-	cfg, err := kkp.WebhookConfiguration("https://"+address, caPEM)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := r.user.Client.Create(tb.Context(), cfg); err != nil {
-		tb.Fatal(err)
-	}
-	probe := machineDeployment("webhook-probe", 0, "latest")
-	const refusal = "spec.template.spec.versions.kubelet"
-	poll.Until(tb, time.Minute, func() error {
-		err := r.user.Client.Create(tb.Context(), probe.DeepCopy(), ctrlruntimeclient.DryRunAll)
-		switch {
-		case err == nil:
-			return fmt.Errorf("waiting for a refusal naming %s, got none", refusal)
-		case !strings.Contains(err.Error(), refusal):
-			return fmt.Errorf("waiting for a refusal naming %s: %w", refusal, err)
-		}
-		return nil
-	})
 }

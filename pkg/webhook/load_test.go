@@ -104,7 +104,7 @@ func TestAdmissionLoad(t *testing.T) {
 func buildMachineController(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "machine-controller")
-	gobuild.Binary(t, "github.com/kubevirt-kkp/kkp-kubevirt/cmd/machine-controller", bin)
+	gobuild.Binary(t, gobuild.MachineController, bin)
 	return bin
 }
 

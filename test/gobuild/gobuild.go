@@ -7,6 +7,10 @@ import (
 	"testing"
 )
 
+// MachineController is the import path of the machine-controller command,
+// which four test packages run.
+const MachineController = "github.com/kubevirt-kkp/kkp-kubevirt/cmd/machine-controller"
+
 // Binary builds the main package pkg (an import path) into dest. It goes
 // through the go command's cache of linked executables: `go run -exec cp
 // pkg dest` links the program once per content and machine and then only

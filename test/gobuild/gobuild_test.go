@@ -16,8 +16,8 @@ func TestBinary(t *testing.T) {
 	}
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	Binary(t, "github.com/kubevirt-kkp/kkp-kubevirt/cmd/machine-controller", a)
-	Binary(t, "github.com/kubevirt-kkp/kkp-kubevirt/cmd/machine-controller", b)
+	Binary(t, MachineController, a)
+	Binary(t, MachineController, b)
 	out, err := exec.CommandContext(t.Context(), a, "--version").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), " version ") {
 		t.Fatalf("the built binary printed %q, %v; want its version", out, err)

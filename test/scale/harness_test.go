@@ -160,7 +160,7 @@ func startController(tb testing.TB, r *rig, userKubeconfig []byte, detectMutatio
 	tb.Helper()
 	dir := tb.TempDir()
 	bin := filepath.Join(dir, "machine-controller")
-	gobuild.Binary(tb, "github.com/kubevirt-kkp/kkp-kubevirt/cmd/machine-controller", bin)
+	gobuild.Binary(tb, gobuild.MachineController, bin)
 	user, infra := filepath.Join(dir, "user.kubeconfig"), filepath.Join(dir, "infra.kubeconfig")
 	for path, content := range map[string][]byte{user: userKubeconfig, infra: r.infra.KubeconfigBytes} {
 		if err := os.WriteFile(path, content, 0o600); err != nil {

@@ -125,7 +125,9 @@ vet: ## Run go vet.
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint with .golangci.yml.
-	$(GOLANGCI_LINT) run ./...
+	# Another golangci-lint on the machine (an editor's) shares the cache
+	# lock: wait for it instead of failing.
+	$(GOLANGCI_LINT) run --allow-serial-runners ./...
 
 $(GOLANGCI_LINT):
 	@mkdir -p $(LOCALBIN)

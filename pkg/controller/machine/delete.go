@@ -32,7 +32,7 @@ func (r *reconciler) reconcileDelete(ctx context.Context, s *scope) (reconcile.R
 		// backoff (controller-runtime ignores a requeue returned with an
 		// error), so that the drain timeout holds.
 		s.log.Error(err, "Failed to drain; retrying", "after", pollDrain)
-		r.recorder.Eventf(s.machine, nil, corev1.EventTypeWarning, "DrainFailed", "Drain", "%v", err)
+		r.recorder.Eventf(s.machine, nil, corev1.EventTypeWarning, ReasonDrainFailed, "Drain", "%v", err)
 		return reconcile.Result{RequeueAfter: pollDrain}, nil
 	}
 	if pending {

@@ -15,23 +15,6 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// Reasons of the events an evacuation records on the Machine.
-const (
-	// ReasonEvacuated: the guest Node was drained and the VMI deleted, so
-	// that KubeVirt restarts it on another infra node (restart).
-	ReasonEvacuated = "Evacuated"
-	// ReasonMigrating: a live migration of the VMI was requested, or one
-	// KubeVirt started is under way (liveMigrate); once per migration.
-	ReasonMigrating = "Migrating"
-	// ReasonEvacuationReplaced: the guest Node was drained and the Machine
-	// deleted, so that its MachineSet replaces it (replace).
-	ReasonEvacuationReplaced = "EvacuationReplaced"
-	// ReasonEvacuationFallback (Warning): the policy could not be
-	// followed, e.g. a live migration failed; the message names the way
-	// taken instead and why.
-	ReasonEvacuationFallback = "EvacuationFallback"
-)
-
 // Outcomes of the evacuations counter.
 const (
 	outcomeRestarted = "restarted"

@@ -85,7 +85,7 @@ func (l *infraNodeLabels) keys(ctx context.Context, recorder events.EventRecorde
 	}
 	keys, err := ParseLabelKeys(cm.Data[InfraNodeLabelsKey])
 	if err != nil {
-		recorder.Eventf(&cm, nil, corev1.EventTypeWarning, "InvalidLabelKeys", "CopyInfraNodeLabels", "%v; the valid ones are copied", err)
+		recorder.Eventf(&cm, nil, corev1.EventTypeWarning, ReasonInvalidLabelKeys, "CopyInfraNodeLabels", "%v; the valid ones are copied", err)
 	}
 	return keys, nil
 }

@@ -111,7 +111,7 @@ func (r *reconciler) ensureInstance(ctx context.Context, s *scope) (cloudprovide
 		return nil, 0, fmt.Errorf("failed to create the instance: %w", withReason(err, common.CreateMachineError))
 	}
 	r.creates.record(key, s.machine.UID, r.now())
-	r.recorder.Eventf(s.machine, nil, corev1.EventTypeNormal, "Created", "Create", "Created instance %s", inst.Name())
+	r.recorder.Eventf(s.machine, nil, corev1.EventTypeNormal, ReasonCreated, "Create", "Created instance %s", inst.Name())
 	return inst, 0, nil
 }
 
@@ -212,7 +212,7 @@ func (r *reconciler) waitForJoin(ctx context.Context, s *scope) (reconcile.Resul
 	if left := s.machine.CreationTimestamp.Add(r.joinTimeout).Sub(r.now()); left > 0 {
 		return reconcile.Result{RequeueAfter: left}, nil
 	}
-	r.recorder.Eventf(s.machine, nil, corev1.EventTypeWarning, "JoinTimeout", "Delete",
+	r.recorder.Eventf(s.machine, nil, corev1.EventTypeWarning, ReasonJoinTimeout, "Delete",
 		"No Node joined within %s; deleting the Machine so that MachineSet %s replaces it", r.joinTimeout, ref.Name)
 	if err := r.client.Delete(ctx, s.machine); ctrlruntimeclient.IgnoreNotFound(err) != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to delete the Machine after its join timeout: %w", err)

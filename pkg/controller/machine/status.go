@@ -73,7 +73,7 @@ func (r *reconciler) handleError(s *scope, res reconcile.Result, err error) (rec
 		s.log.Infow("Terminal error", "reason", reason, "message", message)
 		return reconcile.Result{}, err
 	}
-	r.recorder.Eventf(s.machine, nil, corev1.EventTypeWarning, "ReconcilingError", "Reconcile", "%v", err)
+	r.recorder.Eventf(s.machine, nil, corev1.EventTypeWarning, ReasonReconcilingError, "Reconcile", "%v", err)
 	return reconcile.Result{}, err
 }
 

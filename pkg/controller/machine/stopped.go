@@ -89,12 +89,12 @@ func (r *reconciler) checkStopped(ctx context.Context, s *scope, inst cloudprovi
 	}
 	ref := metav1.GetControllerOf(s.machine)
 	if ref == nil || ref.Kind != "MachineSet" {
-		r.recorder.Eventf(s.machine, nil, corev1.EventTypeWarning, "InstanceStopped", "Replace",
+		r.recorder.Eventf(s.machine, nil, corev1.EventTypeWarning, ReasonInstanceStopped, "Replace",
 			"Instance %s is %s since %s; the Machine has no MachineSet to replace it", inst.Name(), inst.Status(), since.UTC().Format(time.RFC3339))
 		// A new period: the warning repeats once per grace period.
 		return r.stoppedGrace, false, r.setDownSince(ctx, s.machine, now.UTC().Format(time.RFC3339))
 	}
-	r.recorder.Eventf(s.machine, nil, corev1.EventTypeWarning, "InstanceStopped", "Delete",
+	r.recorder.Eventf(s.machine, nil, corev1.EventTypeWarning, ReasonInstanceStopped, "Delete",
 		"Instance %s is %s since %s; deleting the Machine so that MachineSet %s replaces it", inst.Name(), inst.Status(), since.UTC().Format(time.RFC3339), ref.Name)
 	if err := r.client.Delete(ctx, s.machine); ctrlruntimeclient.IgnoreNotFound(err) != nil {
 		return 0, false, fmt.Errorf("failed to delete the Machine of a stopped instance: %w", err)

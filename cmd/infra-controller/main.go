@@ -32,20 +32,25 @@ import (
 )
 
 func main() {
+	if err := runMain(); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		os.Exit(1)
+	}
+}
+
+// runMain runs the command line until SIGINT or SIGTERM; -help is no
+// error.
+func runMain() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) == 2 && (os.Args[1] == "-version" || os.Args[1] == "--version") {
 		fmt.Println(version.Line("infra-controller"))
-		return
+		return nil
 	}
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return
-		}
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		stop()
-		os.Exit(1)
+	if err := run(ctx, os.Args[1:], os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
+		return err
 	}
+	return nil
 }
 
 // run parses args (package flags) and runs the manager until ctx ends.

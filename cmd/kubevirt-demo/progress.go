@@ -100,7 +100,7 @@ func waitReady(ctx context.Context, o options, cl *clusters, md *clusterv1alpha1
 			return err
 		}
 		if s := w.summary(want); s != last {
-			o.step("%s", s)
+			o.stepf("%s", s)
 			last = s
 		}
 		if len(w.machines) == int(want) && w.readyNodes() == int(want) {
@@ -140,7 +140,7 @@ func (o options) printTable(w *world) {
 // deleteAndVerify deletes the MachineDeployment and waits until nothing it
 // made is left on either cluster.
 func deleteAndVerify(ctx context.Context, o options, cl *clusters, md *clusterv1alpha1.MachineDeployment) error {
-	o.step("Deleting MachineDeployment %s/%s", md.Namespace, md.Name)
+	o.stepf("Deleting MachineDeployment %s/%s", md.Namespace, md.Name)
 	if err := cl.user.Client.Delete(ctx, md, ctrlruntimeclient.PropagationPolicy("Background")); ctrlruntimeclient.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("failed to delete the MachineDeployment: %w", err)
 	}
@@ -150,7 +150,7 @@ func deleteAndVerify(ctx context.Context, o options, cl *clusters, md *clusterv1
 			return err
 		}
 		if left == "" {
-			o.step("Nothing left: no Machine, MachineSet, Node, VM, VMI, DataVolume or Secret (the image cache DataVolume stays for the next VMs of this image)")
+			o.stepf("Nothing left: no Machine, MachineSet, Node, VM, VMI, DataVolume or Secret (the image cache DataVolume stays for the next VMs of this image)")
 			return nil
 		}
 		if err := sleep(ctx, 250*time.Millisecond); err != nil {

@@ -28,7 +28,7 @@ type options struct {
 	log     *zap.Logger
 }
 
-func (o options) step(format string, args ...any) {
+func (o options) stepf(format string, args ...any) {
 	fmt.Fprintf(o.out, "==> "+format+"\n", args...)
 }
 
@@ -39,20 +39,20 @@ type clusters struct {
 }
 
 func run(ctx context.Context, o options) (err error) {
-	o.step("Finding or building kube-apiserver, etcd and kube-controller-manager, and KubeVirt's and CDI's own controllers, from source " +
+	o.stepf("Finding or building kube-apiserver, etcd and kube-controller-manager, and KubeVirt's and CDI's own controllers, from source " +
 		"(once: the first build took 9.5 minutes on an idle 2-core machine, longer on a busy one; later runs use the cache)")
 	start := time.Now()
 	if err := buildBinaries(ctx, o.out); err != nil {
 		return err
 	}
-	o.step("Starting two local control planes, the user cluster and the KubeVirt infra cluster (kube-apiserver, etcd, kube-controller-manager); " +
+	o.stepf("Starting two local control planes, the user cluster and the KubeVirt infra cluster (kube-apiserver, etcd, kube-controller-manager); " +
 		"the infra cluster runs KubeVirt's own admission and virt-controller and CDI's cdi-controller")
 	cl, err := startClusters(ctx)
 	if err != nil {
 		return err
 	}
 	defer cl.stop()
-	o.step("Control planes up %s after the start", time.Since(start).Round(time.Second))
+	o.stepf("Control planes up %s after the start", time.Since(start).Round(time.Second))
 	if err := o.writeKubeconfigs(cl); err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func run(ctx context.Context, o options) (err error) {
 	if err := waitWebhook(ctx, cl); err != nil {
 		return err
 	}
-	o.step("machine-controller with its admission webhook, infra-controller and the simulated infra nodes (kubelets, virt-handlers, guests) are running")
+	o.stepf("machine-controller with its admission webhook, infra-controller and the simulated infra nodes (kubelets, virt-handlers, guests) are running")
 	if err := createTenantCluster(ctx, cl); err != nil {
 		return err
 	}
@@ -100,18 +100,18 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return err
 	}
-	o.step("The admission webhook refused the example with memory %q: %s", brokenMemory, refusal)
+	o.stepf("The admission webhook refused the example with memory %q: %s", brokenMemory, refusal)
 	md, err := applyExample(ctx, cl.user, o.example)
 	if err != nil {
 		return err
 	}
-	o.step("Applied MachineDeployment %s/%s (%d replicas) to the user cluster", md.Namespace, md.Name, replicasOf(md))
+	o.stepf("Applied MachineDeployment %s/%s (%d replicas) to the user cluster", md.Namespace, md.Name, replicasOf(md))
 	// Interrupted while waiting, the demo still deletes and verifies.
 	if err := waitReady(ctx, o, cl, md); err != nil && ctx.Err() == nil {
 		return err
 	}
 	if !o.once && ctx.Err() == nil {
-		o.step("Running until Ctrl-C; then the MachineDeployment is deleted and everything it made must go")
+		o.stepf("Running until Ctrl-C; then the MachineDeployment is deleted and everything it made must go")
 		<-ctx.Done()
 	}
 	cleanupCtx, cancelCleanup := context.WithTimeout(context.WithoutCancel(ctx), o.timeout)

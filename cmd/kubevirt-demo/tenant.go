@@ -103,7 +103,7 @@ func waitTenantReady(ctx context.Context, o options, cl *clusters) error {
 			}
 		}
 	}
-	o.step("TenantCluster %s ready: namespace %s with preset %s on the infra cluster; StorageClass kubevirt-standard and CSI driver csi.kubevirt.io in the user cluster",
+	o.stepf("TenantCluster %s ready: namespace %s with preset %s on the infra cluster; StorageClass kubevirt-standard and CSI driver csi.kubevirt.io in the user cluster",
 		tenantClusterName, infraNamespace, flavors.StandardPresetName)
 	return nil
 }
@@ -118,7 +118,7 @@ func presetObject() ctrlruntimeclient.Object {
 // deleteTenantAndVerify deletes the TenantCluster and waits until neither
 // cluster holds anything the infra-controller made for it.
 func deleteTenantAndVerify(ctx context.Context, o options, cl *clusters) error {
-	o.step("Deleting TenantCluster %s", tenantClusterName)
+	o.stepf("Deleting TenantCluster %s", tenantClusterName)
 	tc := &infrav1alpha1.TenantCluster{ObjectMeta: metav1.ObjectMeta{Name: tenantClusterName}}
 	if err := cl.infra.Client.Delete(ctx, tc); ctrlruntimeclient.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("failed to delete the TenantCluster: %w", err)
@@ -129,7 +129,7 @@ func deleteTenantAndVerify(ctx context.Context, o options, cl *clusters) error {
 			return err
 		}
 		if left == "" {
-			o.step("Nothing left of the tenant: namespace %s is gone, and so are the user cluster's kubevirt-standard StorageClass and CSI driver", infraNamespace)
+			o.stepf("Nothing left of the tenant: namespace %s is gone, and so are the user cluster's kubevirt-standard StorageClass and CSI driver", infraNamespace)
 			return nil
 		}
 		if err := sleep(ctx, 250*time.Millisecond); err != nil {

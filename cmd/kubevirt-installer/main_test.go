@@ -97,7 +97,7 @@ func TestConfigurationErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := execute(t, tt.args...)
-		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(tt.want)) {
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: error %v, want one containing %q", tt.args, err, tt.want)
 		}
 	}

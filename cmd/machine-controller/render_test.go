@@ -88,14 +88,15 @@ func TestRender(t *testing.T) {
 			cmd.SetArgs(tc.args)
 			err := cmd.ExecuteContext(t.Context())
 			got := out.String()
-			if tc.wantErr != "" {
+			switch {
+			case tc.wantErr != "":
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
 				}
 				got = "error: " + err.Error() + "\n"
-			} else if err != nil {
+			case err != nil:
 				t.Fatalf("unexpected error: %v", err)
-			} else if slices.Contains(tc.args, "json") && !json.Valid(out.Bytes()) {
+			case slices.Contains(tc.args, "json") && !json.Valid(out.Bytes()):
 				t.Errorf("stdout of -o json is not JSON:\n%s", got)
 			}
 			if errOut.Len() > 0 {

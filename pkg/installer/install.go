@@ -60,7 +60,7 @@ func (i *Installer) Install(ctx context.Context, opts Options) ([]Result, error)
 	p := printer{w: i.Out}
 	results := make([]Result, 0, len(i.Releases))
 	for n, r := range i.Releases {
-		p.step(n+1, len(i.Releases), "%s %s (release %s/%s)", r.Name, r.Version, r.Namespace, r.Name)
+		p.stepf(n+1, len(i.Releases), "%s %s (release %s/%s)", r.Name, r.Version, r.Namespace, r.Name)
 		t := &trace{}
 		res, err := i.converge(ctx, r, opts.Values[r.Name], opts.Upgrade, p, t)
 		if err != nil {
@@ -100,11 +100,11 @@ func (i *Installer) converge(ctx context.Context, r components.Release, user map
 	if err != nil {
 		return Result{}, err
 	}
-	p.note("%s, revision %d", action, rel.Version)
+	p.notef("%s, revision %d", action, rel.Version)
 	if err := i.waitReady(ctx, r.Component, rel.Manifest, p); err != nil {
 		return Result{}, err
 	}
-	p.note("ready")
+	p.notef("ready")
 	return Result{Component: r.Name, Action: action, Revision: rel.Version}, nil
 }
 
@@ -196,7 +196,7 @@ func (i *Installer) waitReady(ctx context.Context, c components.Component, manif
 	}
 	report := func(check readiness.Check, res readiness.Result) {
 		if !res.Ready {
-			p.note("%s: %s", check.Object(), res.Message)
+			p.notef("%s: %s", check.Object(), res.Message)
 		}
 	}
 	if err := i.Poller.Wait(ctx, i.Client, checks, report); err != nil {

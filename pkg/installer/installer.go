@@ -89,19 +89,19 @@ type printer struct {
 	w io.Writer
 }
 
-func (p printer) step(n, total int, format string, args ...any) {
+func (p printer) stepf(n, total int, format string, args ...any) {
 	fmt.Fprintf(p.w, "[%d/%d] %s\n", n, total, fmt.Sprintf(format, args...))
 }
 
-func (p printer) note(format string, args ...any) {
+func (p printer) notef(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	for _, line := range strings.Split(msg, "\n") {
 		fmt.Fprintf(p.w, "      %s\n", line)
 	}
 }
 
-// notef is note for callbacks that pass a finished message.
-func (p printer) notef(msg string) { p.note("%s", msg) }
+// noteLine is notef for callbacks that pass a finished message.
+func (p printer) noteLine(msg string) { p.notef("%s", msg) }
 
 // isNoMatch reports whether err says the API server does not serve a kind,
 // which for a deletion means there is nothing to delete.

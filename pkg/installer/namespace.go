@@ -71,13 +71,13 @@ func (i *Installer) deleteNamespace(ctx context.Context, c components.Component,
 		return false, fmt.Errorf("failed to get namespace %s: %w", c.Namespace, err)
 	}
 	if ns.Labels[components.LabelManagedBy] != components.ManagedBy {
-		p.note("namespace %s was not created by kubevirt-installer, leaving it", c.Namespace)
+		p.notef("namespace %s was not created by kubevirt-installer, leaving it", c.Namespace)
 		return false, nil
 	}
 	if err := i.Client.Delete(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
 		return false, fmt.Errorf("failed to delete namespace %s: %w", c.Namespace, err)
 	}
-	p.note("deleting namespace %s", c.Namespace)
+	p.notef("deleting namespace %s", c.Namespace)
 	return true, nil
 }
 

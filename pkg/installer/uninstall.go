@@ -52,7 +52,7 @@ func (i *Installer) Uninstall(ctx context.Context, opts UninstallOptions) error 
 		steps = append(steps, uninstallStep{"delete CRDs", i.deleteCRDs})
 	}
 	for n, s := range steps {
-		p.step(n+1, len(steps), "%s", s.title)
+		p.stepf(n+1, len(steps), "%s", s.title)
 		if err := s.run(ctx, found, p); err != nil {
 			return err
 		}
@@ -140,7 +140,7 @@ func (i *Installer) deleteAndWait(ctx context.Context, obj *unstructured.Unstruc
 		}
 		return fmt.Errorf("failed to delete %s: %w", what, err)
 	}
-	p.note("deleting %s; waiting for its operator to remove what it deployed", what)
+	p.notef("deleting %s; waiting for its operator to remove what it deployed", what)
 	gone := func(ctx context.Context) (bool, string, error) {
 		cur := &unstructured.Unstructured{}
 		cur.SetGroupVersionKind(obj.GroupVersionKind())
@@ -153,10 +153,10 @@ func (i *Installer) deleteAndWait(ctx context.Context, obj *unstructured.Unstruc
 		}
 		return false, fmt.Sprintf("%s is held by finalizers %v; is its operator running?", what, cur.GetFinalizers()), nil
 	}
-	if err := i.Poller.Until(ctx, "removal of "+what, gone, p.notef); err != nil {
+	if err := i.Poller.Until(ctx, "removal of "+what, gone, p.noteLine); err != nil {
 		return err
 	}
-	p.note("%s removed", what)
+	p.notef("%s removed", what)
 	return nil
 }
 
@@ -174,7 +174,7 @@ func (i *Installer) deleteLeftovers(ctx context.Context, found []installed, p pr
 			err := i.Client.Delete(ctx, obj)
 			switch {
 			case err == nil:
-				p.note("deleted leftover %s %s", o.Kind, o.Name)
+				p.notef("deleted leftover %s %s", o.Kind, o.Name)
 			case apierrors.IsNotFound(err) || isNoMatch(err):
 			default:
 				return fmt.Errorf("failed to delete %s %s: %w", o.Kind, o.Name, err)
@@ -188,13 +188,13 @@ func (i *Installer) deleteLeftovers(ctx context.Context, found []installed, p pr
 func (i *Installer) uninstallReleases(_ context.Context, found []installed, p printer) error {
 	for _, r := range found {
 		if r.rel == nil {
-			p.note("%s: not installed", r.Name)
+			p.notef("%s: not installed", r.Name)
 			continue
 		}
 		if err := i.Helm.Uninstall(r.Name, r.Namespace); err != nil {
 			return err
 		}
-		p.note("%s: uninstalled release %s/%s", r.Name, r.Namespace, r.Name)
+		p.notef("%s: uninstalled release %s/%s", r.Name, r.Namespace, r.Name)
 	}
 	return nil
 }
@@ -219,7 +219,7 @@ func (i *Installer) deleteNamespaces(ctx context.Context, found []installed, p p
 		if err := i.waitNamespaceGone(ctx, ns); err != nil {
 			return err
 		}
-		p.note("namespace %s deleted", ns)
+		p.notef("namespace %s deleted", ns)
 	}
 	return nil
 }
@@ -231,7 +231,7 @@ func (i *Installer) deleteCRDs(ctx context.Context, found []installed, p printer
 		if err != nil {
 			return err
 		}
-		if err := crds.Delete(ctx, i.Client, crds.Names(objs), i.Poller, p.notef); err != nil {
+		if err := crds.Delete(ctx, i.Client, crds.Names(objs), i.Poller, p.noteLine); err != nil {
 			return err
 		}
 	}

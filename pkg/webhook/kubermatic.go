@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -45,7 +46,7 @@ func (c *Combined) Handle(ctx context.Context, req admission.Request) admission.
 		validated.Object.Raw, validated.Object.Object = raw, nil
 	}
 	verdict := c.Validator.Handle(ctx, validated)
-	warnings := append(mutated.Warnings, verdict.Warnings...)
+	warnings := slices.Concat(mutated.Warnings, verdict.Warnings)
 	if !verdict.Allowed {
 		verdict.Warnings = warnings
 		return verdict

@@ -174,8 +174,13 @@ func writeReview(w http.ResponseWriter, req *admissionv1.AdmissionReview, resp a
 	}
 	out := admissionv1.AdmissionReview{Response: &resp}
 	out.SetGroupVersionKind(gvk)
+	body, err := json.Marshal(out)
+	if err != nil {
+		http.Error(w, "failed to encode the AdmissionReview: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(out) // a client that went away gets nothing either way
+	_, _ = w.Write(append(body, '\n')) // a client that went away gets nothing either way
 }
 
 // scanUID returns request.uid of a review read from r, token by token

@@ -23,21 +23,16 @@ var userNamespaceArgs = []string{"--user", "--map-root-user", "--mount", "--prop
 // allowed.
 var mountNamespaceArgs = []string{"--mount", "--propagation", "private"}
 
-var (
-	mountsOnce sync.Once
-	mountsWrap []string
-	mountsErr  error
-)
-
 // privateMounts returns the command prefix that runs a program in a mount
 // namespace of its own, where it may mount tmpfs over /run and /tmp: an
 // unprivileged user namespace where allowed, else, for root, a plain mount
 // namespace. It says what the host lacks when neither works. The answer is
 // found once per process.
 func privateMounts() ([]string, error) {
-	mountsOnce.Do(func() { mountsWrap, mountsErr = findPrivateMounts(os.Geteuid() == 0) })
-	return mountsWrap, mountsErr
+	return privateMountsOnce()
 }
+
+var privateMountsOnce = sync.OnceValues(func() ([]string, error) { return findPrivateMounts(os.Geteuid() == 0) })
 
 func findPrivateMounts(root bool) ([]string, error) {
 	tool, err := exec.LookPath(unshareTool)

@@ -2,6 +2,7 @@ package envtest
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -150,7 +151,7 @@ func readStat(pid int) (string, []string, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	open, end := strings.IndexByte(string(raw), '('), strings.LastIndexByte(string(raw), ')')
+	open, end := bytes.IndexByte(raw, '('), bytes.LastIndexByte(raw, ')')
 	if open < 0 || end < open {
 		return "", nil, fmt.Errorf("failed to parse /proc/%d/stat: no command name", pid)
 	}

@@ -30,8 +30,11 @@ const slotHeldEnv = "ENVTEST_SLOT_HELD"
 const slotWaitTimeout = time.Hour
 
 var (
-	slotOnce sync.Once
-	slotErr  error
+	// slotWait is the outcome of the process's one wait for a slot.
+	slotWait struct {
+		once sync.Once
+		err  error
+	}
 	// slotMu guards slotFile against two control planes of one process
 	// giving back the slot at once.
 	slotMu sync.Mutex
@@ -61,8 +64,8 @@ func takeSlot(ctx context.Context) error {
 	if !testing.Testing() || os.Getenv(slotHeldEnv) != "" {
 		return nil
 	}
-	slotOnce.Do(func() { slotErr = waitForSlot(ctx) })
-	return slotErr
+	slotWait.once.Do(func() { slotWait.err = waitForSlot(ctx) })
+	return slotWait.err
 }
 
 func waitForSlot(ctx context.Context) error {

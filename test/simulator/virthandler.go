@@ -125,7 +125,7 @@ func (h *virtHandler) liveMigratable(ctx context.Context, vmi *kubevirtcorev1.Vi
 		return false, kubevirtcorev1.VirtualMachineInstanceReasonHostDeviceNotMigratable, nil
 	}
 	for _, vol := range vmi.Spec.Volumes {
-		claim := ""
+		var claim string
 		switch {
 		case vol.PersistentVolumeClaim != nil:
 			claim = vol.PersistentVolumeClaim.ClaimName

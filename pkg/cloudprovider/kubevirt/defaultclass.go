@@ -47,7 +47,7 @@ func (in *inspector) defaultStorageClasses(ctx context.Context) error {
 			looked = true
 		}
 		if class == "" {
-			in.add(d.path, "no StorageClass of the infra cluster is the default (annotation %s: \"true\"); name one", annotationDefaultClass)
+			in.addf(d.path, "no StorageClass of the infra cluster is the default (annotation %s: \"true\"); name one", annotationDefaultClass)
 			continue
 		}
 		*d.name = class

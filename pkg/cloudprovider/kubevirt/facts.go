@@ -98,7 +98,7 @@ func inspect(ctx context.Context, t *target, spread *spreadTarget) (vm.Facts, pr
 	return in.facts, in.problems, nil
 }
 
-func (in *inspector) add(path *field.Path, format string, args ...any) {
+func (in *inspector) addf(path *field.Path, format string, args ...any) {
 	in.problems = append(in.problems, problem{path: path, detail: fmt.Sprintf(format, args...)})
 }
 
@@ -113,7 +113,7 @@ func (in *inspector) flavor(ctx context.Context) error {
 		return err
 	}
 	if !found {
-		in.add(specPath.Child("virtualMachine", "flavor", "name"),
+		in.addf(specPath.Child("virtualMachine", "flavor", "name"),
 			"VirtualMachineInstancePreset %q not found in namespace %q", name, in.namespace)
 	}
 	return nil
@@ -152,12 +152,12 @@ func (in *inspector) findKind(ctx context.Context, family kindFamily, requested,
 	}
 	switch requested {
 	case "":
-		in.add(path, "neither %s %q in namespace %q nor %s %q exists",
+		in.addf(path, "neither %s %q in namespace %q nor %s %q exists",
 			family.namespaced, name, in.namespace, family.cluster, name)
 	case family.namespaced:
-		in.add(path, "%s %q not found in namespace %q", requested, name, in.namespace)
+		in.addf(path, "%s %q not found in namespace %q", requested, name, in.namespace)
 	default:
-		in.add(path, "%s %q not found", requested, name)
+		in.addf(path, "%s %q not found", requested, name)
 	}
 	return "", nil
 }
@@ -215,7 +215,7 @@ func (in *inspector) storageClass(ctx context.Context, name string, path *field.
 	err := in.reader.Get(ctx, ctrlruntimeclient.ObjectKey{Name: name}, sc)
 	switch {
 	case apierrors.IsNotFound(err):
-		in.add(path, "StorageClass %q not found", name)
+		in.addf(path, "StorageClass %q not found", name)
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("failed to get StorageClass %s: %w", name, err)
@@ -232,7 +232,7 @@ func (in *inspector) networks(ctx context.Context) error {
 			return err
 		}
 		if !found {
-			in.add(specPath.Child("virtualMachine", "networks").Index(i).Child("name"),
+			in.addf(specPath.Child("virtualMachine", "networks").Index(i).Child("name"),
 				"NetworkAttachmentDefinition %q not found", key.String())
 		}
 	}
@@ -267,7 +267,7 @@ func (in *inspector) secret(ctx context.Context, name string, path *field.Path) 
 	err := in.reader.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: in.namespace, Name: name}, secret)
 	switch {
 	case apierrors.IsNotFound(err):
-		in.add(path, "Secret %q not found in namespace %q", name, in.namespace)
+		in.addf(path, "Secret %q not found in namespace %q", name, in.namespace)
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("failed to get Secret %s/%s: %w", in.namespace, name, err)

@@ -181,7 +181,7 @@ func TestEvacuationPaths(t *testing.T) {
 			}
 			f := newFixture(t, objs...)
 			infraClient := newInfraFake(t, tc.vmi)
-			f.r.evacuations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "evacuations_total"}, []string{"policy", "outcome"})
+			f.r.evacuations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "evacuations_total", Help: "Evacuations by policy and outcome."}, []string{"policy", "outcome"})
 			s := &scope{machine: m, log: zap.NewNop().Sugar(), infra: fakeInfraClient(infraClient)}
 			wait, err := f.r.reconcileEvacuation(t.Context(), s)
 			if err != nil {

@@ -51,7 +51,7 @@ func TestInfraWatchWithoutMigrationRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newInfraWatches(clients, nil, newFakeClient(t), false, prometheus.NewGauge(prometheus.GaugeOpts{Name: "g"}), zap.NewNop().Sugar())
+	w := newInfraWatches(clients, nil, newFakeClient(t), false, prometheus.NewGauge(prometheus.GaugeOpts{Name: "g", Help: "Unused by the test."}), zap.NewNop().Sugar())
 	w.optionalSync = 2 * time.Second
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	t.Cleanup(q.ShutDown)

@@ -104,7 +104,7 @@ func BenchmarkCreate(b *testing.B) {
 	var op, base, hash time.Duration
 	var res *Result
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	for i := range b.N {
 		out := filepath.Join(dir, fmt.Sprintf("bundle-%d.tar", i))
 		start := time.Now()
 		r, err := Create(b.Context(), CreateOptions{Output: out, Images: items})
@@ -141,7 +141,7 @@ func BenchmarkPush(b *testing.B) {
 	}
 	var op, base, hash time.Duration
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	for i := range b.N {
 		b.StopTimer()
 		private := registrytest.Start(b)
 		unpacked := filepath.Join(dir, fmt.Sprintf("unpacked-%d", i))
@@ -191,7 +191,7 @@ func BenchmarkSignAndVerify(b *testing.B) {
 	}
 	var sign, verify, base time.Duration
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	for range b.N {
 		start := time.Now()
 		if _, err := Sign(file, signer); err != nil {
 			b.Fatal(err)

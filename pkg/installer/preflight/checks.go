@@ -40,7 +40,8 @@ func kubernetesVersion(_ context.Context, cl Cluster, _ Options) ([]Finding, err
 	}
 	v, err := semver.NewVersion(info.GitVersion)
 	if err != nil {
-		return []Finding{{name, Warning, fmt.Sprintf("cannot parse server version %q", info.GitVersion)}}, nil
+		// A finding, not a failure of the check: the other checks still run.
+		return []Finding{{name, Warning, fmt.Sprintf("cannot parse server version %q: %v", info.GitVersion, err)}}, nil
 	}
 	minor := semver.New(v.Major(), v.Minor(), 0, "", "")
 	supported := fmt.Sprintf("supported: %s to %s", components.MinKubernetes, components.MaxTestedKubernetes)

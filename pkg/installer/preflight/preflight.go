@@ -108,9 +108,9 @@ func has(opts Options, name string) bool {
 
 // list abbreviates a list of names for a message.
 func list(names []string) string {
-	const max = 5
-	if len(names) <= max {
+	const most = 5
+	if len(names) <= most {
 		return strings.Join(names, ", ")
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:max], ", "), len(names)-max)
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
 }

@@ -55,7 +55,7 @@ func (rs *resolution) flavor(s *Settings, p *field.Path, f Flavor) {
 		rs.dnsSubdomain(namePath, s.Flavor)
 	}
 	if isSetString(f.Profile) {
-		rs.warn("%s is ignored", p.Child("profile"))
+		rs.warnf("%s is ignored", p.Child("profile"))
 	}
 }
 
@@ -100,7 +100,7 @@ func (rs *resolution) matcher(s *Settings, p *field.Path, m matcherFields, kinds
 		if !containsValue(inferencePolicies, string(*m.failurePolicy)) {
 			rs.add(field.NotSupported(policyPath, *m.failurePolicy, inferencePolicies))
 		} else if m.inferFromVolume == "" {
-			rs.warn("%s is ignored without inferFromVolume", policyPath)
+			rs.warnf("%s is ignored without inferFromVolume", policyPath)
 		}
 	}
 }
@@ -132,7 +132,7 @@ func (rs *resolution) resources(s *Settings, p *field.Path, t *Template, hasInst
 			ignored = append(ignored, "memory")
 		}
 		if len(ignored) > 0 {
-			rs.warn("%s: %s ignored because virtualMachine.instancetype sets the CPUs and memory", p, strings.Join(ignored, ", "))
+			rs.warnf("%s: %s ignored because virtualMachine.instancetype sets the CPUs and memory", p, strings.Join(ignored, ", "))
 		}
 		return
 	}

@@ -61,7 +61,7 @@ func (rs *resolution) primaryDisk(p *field.Path, d *PrimaryDisk) PrimaryDiskSett
 	disablePath := p.Child("disablePreAllocatedDataVolumes")
 	disabled, set := rs.boolean(disablePath, d.DisablePreAllocatedDataVolumes)
 	if set && disabled && out.Source.Kind != ImageSourceHTTP && out.Source.Kind != "" {
-		rs.warn("%s is ignored: only http images are pre-allocated", disablePath)
+		rs.warnf("%s is ignored: only http images are pre-allocated", disablePath)
 	}
 	out.PreAllocated = out.Source.Kind == ImageSourceHTTP && !disabled
 	return out
@@ -84,7 +84,7 @@ func (rs *resolution) imageSource(p *field.Path, d *PrimaryDisk) ImageSource {
 	pullPath := p.Child("pullMethod")
 	pull := rs.str(pullPath, d.PullMethod)
 	if pull != "" && enum(rs, pullPath, pull, pullMethods) && out.Kind != ImageSourceRegistry && out.Kind != "" {
-		rs.warn("%s is ignored: it only applies to registry sources", pullPath)
+		rs.warnf("%s is ignored: it only applies to registry sources", pullPath)
 	}
 	if out.Kind == ImageSourceRegistry {
 		out.PullMethod = pull
@@ -200,7 +200,7 @@ func (rs *resolution) httpOptions(p *field.Path, d *PrimaryDisk, out *ImageSourc
 			path *field.Path
 		}{{len(d.ExtraHeaders) > 0, headersPath}, {headersRef != "", headersRefPath}, {secretRef != "", secretRefPath}} {
 			if used.set && out.Kind != "" {
-				rs.warn("%s is ignored: it only applies to http sources", used.path)
+				rs.warnf("%s is ignored: it only applies to http sources", used.path)
 			}
 		}
 		return

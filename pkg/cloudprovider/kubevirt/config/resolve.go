@@ -124,7 +124,7 @@ func (rs *resolution) add(errs ...*field.Error) {
 	rs.errs = append(rs.errs, errs...)
 }
 
-func (rs *resolution) warn(format string, args ...any) {
+func (rs *resolution) warnf(format string, args ...any) {
 	rs.warnings = append(rs.warnings, fmt.Sprintf(format, args...))
 }
 

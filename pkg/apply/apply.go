@@ -66,6 +66,10 @@ type Target struct {
 	// Scheme maps typed objects to their kinds; client-go's scheme when
 	// nil.
 	Scheme *runtime.Scheme
+	// InTheWay, when set, is told of each object of the same name that is
+	// not ours and so was left alone (a Foreign result), as read, with its
+	// kind: the place to tell a user, who alone can move it.
+	InTheWay func(ctx context.Context, kind string, obj ctrlruntimeclient.Object)
 }
 
 func (t Target) scheme() *runtime.Scheme {
@@ -163,6 +167,9 @@ func (t Target) create(ctx context.Context, want *unstructured.Unstructured) (Re
 func (t Target) update(ctx context.Context, have ctrlruntimeclient.Object, want *unstructured.Unstructured, verbosity int) (Result, error) {
 	if !t.Owned(have) {
 		log.FromContext(ctx).V(verbosity).Info("leaving an object we did not create alone", "kind", want.GetKind(), "namespace", want.GetNamespace(), "name", want.GetName())
+		if t.InTheWay != nil {
+			t.InTheWay(ctx, want.GetKind(), have)
+		}
 		return Foreign, nil
 	}
 	holds, err := Holds(have, want)

@@ -2,6 +2,7 @@ package apply_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -146,14 +147,22 @@ func TestObject(t *testing.T) {
 		if err := f.admin.Create(t.Context(), foreign); err != nil {
 			t.Fatal(err)
 		}
-		f.write(t, f.target, configMap(ns, nil, map[string]string{"a": "1"}), apply.Foreign, nil)
+		var told []string
+		inTheWay := f.target
+		inTheWay.InTheWay = func(_ context.Context, kind string, obj ctrlruntimeclient.Object) {
+			told = append(told, kind+" "+string(obj.GetUID()))
+		}
+		f.write(t, inTheWay, configMap(ns, nil, map[string]string{"a": "1"}), apply.Foreign, nil)
 		// A cache that holds only our objects does not show it: the
 		// Create finds it, and it is still left alone.
-		stale := f.target
+		stale := inTheWay
 		stale.Reader = absent{}
 		f.write(t, stale, configMap(ns, nil, map[string]string{"a": "1"}), apply.Foreign, map[envtest.Request]int{post: 1})
 		if got := f.get(t, ns); got.ResourceVersion != foreign.ResourceVersion {
 			t.Errorf("the foreign object was written: %v", got)
+		}
+		if want := []string{"ConfigMap " + string(foreign.UID), "ConfigMap " + string(foreign.UID)}; !slices.Equal(told, want) {
+			t.Errorf("InTheWay was told of %q, want the foreign object's uid twice, %q", told, want)
 		}
 	})
 	t.Run("a cache behind our own create", func(t *testing.T) {

@@ -18,9 +18,11 @@ import (
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
+	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/componentaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csinodeplugin"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
@@ -125,6 +127,9 @@ func TestAddons(t *testing.T) {
 			return tc.Get(ctx, ctrlruntimeclient.ObjectKey{Name: "csi.kubevirt.io"}, &storagev1.CSIDriver{})
 		})
 	})
+	t.Run("an object made not ours is left alone and told on the tenant Namespace", func(t *testing.T) {
+		checkMadeNotOurs(t, tc, ic, nsA)
+	})
 	t.Run("the watch stops with the kubeconfig Secret", func(t *testing.T) {
 		if n := r.controllers.CSINodePlugin.RunningWatches(); n != 1 {
 			t.Fatalf("running watches = %d, want 1", n)
@@ -179,4 +184,30 @@ func createLegacySecrets(t *testing.T, c ctrlruntimeclient.Client) *corev1.Secre
 		}
 	}
 	return legacy
+}
+
+// checkMadeNotOurs takes the managed-by label off the node plugin's
+// ConfigMap in the tenant cluster and checks that the controller leaves it
+// alone and records ObjectInTheWay on the tenant Namespace nsA.
+func checkMadeNotOurs(t *testing.T, tc, ic ctrlruntimeclient.Client, nsA string) {
+	t.Helper()
+	ctx := t.Context()
+	var cm corev1.ConfigMap
+	key := ctrlruntimeclient.ObjectKey{Namespace: "kubevirt-csi-driver", Name: "driver-config"}
+	if err := tc.Get(ctx, key, &cm); err != nil {
+		t.Fatal(err)
+	}
+	delete(cm.Labels, tenant.ManagedByLabel)
+	cm.Data = map[string]string{"theirs": "now"}
+	if err := tc.Update(ctx, &cm); err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsA}}
+	poll.Until(t, wait, func() error { return checkWarning(ctx, ic, ns, infrav1alpha1.ReasonObjectInTheWay, nil) })
+	if err := tc.Get(ctx, key, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["theirs"] != "now" {
+		t.Errorf("the ConfigMap that is no longer ours was written: %v", cm.Data)
+	}
 }

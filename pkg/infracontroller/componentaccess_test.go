@@ -20,6 +20,7 @@ import (
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
+	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/componentaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
@@ -78,6 +79,10 @@ func TestCSIAccess(t *testing.T) {
 		if got.ResourceVersion != foreign.ResourceVersion || len(got.Rules) != 0 {
 			t.Errorf("foreign Role was written: %+v", got)
 		}
+		// Whoever looks at the Role learns why it is not ours.
+		poll.Until(t, wait, func() error {
+			return checkWarning(ctx, c, foreign, infrav1alpha1.ReasonObjectInTheWay, nil)
+		})
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/flavors"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
@@ -185,6 +186,8 @@ func checkForeignUntouched(t *testing.T, c ctrlruntimeclient.Client, source, nsA
 		}
 		return errors.Join(errs...)
 	})
+	// The preset in the way of the copy says so.
+	poll.Until(t, wait, func() error { return checkWarning(ctx, c, foreign[1], infrav1alpha1.ReasonObjectInTheWay, nil) })
 	if err := c.Delete(ctx, object(flavors.PresetGVK, source, "collide", nil, nil)); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,12 +48,18 @@ type ClusterReconciler struct {
 	Tenants tenant.Matcher
 	// Profiles are the profiles; those without ClusterRules are skipped.
 	Profiles []Profile
+	// Recorder records a Warning event on an object in the way of ours;
+	// SetupWithManager sets the manager's when nil.
+	Recorder events.EventRecorder
 }
 
 // SetupWithManager registers the controller.
 func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Tenants.Validate(); err != nil {
 		return err
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(ClusterControllerName)
 	}
 	one := handler.EnqueueRequestsFromMapFunc(func(context.Context, ctrlruntimeclient.Object) []reconcile.Request {
 		return []reconcile.Request{clusterRequest}
@@ -90,8 +97,8 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, _ reconcile.Request) 
 			continue
 		}
 		errs = append(errs,
-			ensure(ctx, r.Reader, r.APIReader, r.Writer, clusterRole(p)),
-			ensure(ctx, r.Reader, r.APIReader, r.Writer, clusterRoleBinding(p, namespaces)))
+			ensure(ctx, r.Reader, r.APIReader, r.Writer, r.Recorder, clusterRole(p)),
+			ensure(ctx, r.Reader, r.APIReader, r.Writer, r.Recorder, clusterRoleBinding(p, namespaces)))
 	}
 	return reconcile.Result{}, errors.Join(errs...)
 }

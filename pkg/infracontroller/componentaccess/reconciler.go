@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -88,6 +89,10 @@ type Reconciler struct {
 
 	// secrets caches only our Secrets (the manager's cache holds only the
 	// tenant kubeconfig Secrets).
+	// Recorder records a Warning event on an object in the way of ours;
+	// SetupWithManager sets the manager's when nil.
+	Recorder events.EventRecorder
+
 	secrets cache.Cache
 	server  string
 	ca      []byte
@@ -97,6 +102,9 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Tenants.Validate(); err != nil {
 		return err
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(ControllerName)
 	}
 	cfg := mgr.GetConfig()
 	r.server, r.ca = cfg.Host, cfg.CAData
@@ -148,10 +156,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // ensureProfile keeps the access objects of one profile in namespace.
 func (r *Reconciler) ensureProfile(ctx context.Context, p Profile, namespace string) error {
 	errs := []error{
-		ensure(ctx, r.Reader, r.APIReader, r.Writer, serviceAccount(p, namespace)),
-		ensure(ctx, r.Reader, r.APIReader, r.Writer, role(p, namespace)),
-		ensure(ctx, r.Reader, r.APIReader, r.Writer, roleBinding(p, namespace)),
-		ensure(ctx, r.secrets, r.APIReader, r.Writer, tokenSecret(p, namespace)),
+		r.ensure(ctx, r.Reader, serviceAccount(p, namespace)),
+		r.ensure(ctx, r.Reader, role(p, namespace)),
+		r.ensure(ctx, r.Reader, roleBinding(p, namespace)),
+		r.ensure(ctx, r.secrets, tokenSecret(p, namespace)),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -178,5 +186,5 @@ func (r *Reconciler) ensureKubeconfig(ctx context.Context, p Profile, namespace 
 	if err != nil {
 		return fmt.Errorf("failed to render the %s kubeconfig of %s: %w", p.Name, namespace, err)
 	}
-	return ensure(ctx, r.secrets, r.APIReader, r.Writer, kubeconfigSecret(p, namespace, data))
+	return r.ensure(ctx, r.secrets, kubeconfigSecret(p, namespace, data))
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -60,6 +61,10 @@ type Reconciler struct {
 	// reconcilers that talk to them and must map TenantKinds and watch
 	// WatchedKinds.
 	Access *tenant.Access
+	// Recorder records a Warning event on the tenant Namespace for an
+	// object of the tenant cluster in the way of ours; SetupWithManager
+	// sets the manager's when nil.
+	Recorder events.EventRecorder
 }
 
 // TenantKinds are the kinds the controller reads and writes in tenant
@@ -102,6 +107,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("failed to subscribe the %s controller to its tenant objects: %w", ControllerName, err)
 	}
 	secretName := r.Access.SecretName
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(ControllerName)
+	}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
@@ -132,7 +140,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		log.FromContext(ctx).V(1).Info("waiting for the watch of the tenant cluster to sync")
 		return reconcile.Result{}, nil
 	}
-	if err := Apply(ctx, c, reader, c, addons.KubeVirtCSI, p); err != nil {
+	target := tenant.Target(reader, c, c)
+	target.InTheWay = r.warnInTheWay(ctx, namespace)
+	if err := Apply(ctx, target, addons.KubeVirtCSI, p); err != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to apply the addons to the tenant cluster of %s: %w", namespace, err)
 	}
 	if err := deleteLegacySecret(ctx, c); err != nil {
@@ -183,16 +193,27 @@ func watchedKinds(kinds []tenant.Kind) ([]ctrlruntimeclient.Object, error) {
 	return out, nil
 }
 
-// Apply renders the addon dir with p and writes every object to c with
-// package apply: reader holds our objects of the addon's kinds (a cache),
-// live reads an object in the way of a Create. Objects reader shows as
-// rendered cost no request; foreign objects are left alone.
-func Apply(ctx context.Context, c ctrlruntimeclient.Client, reader, live ctrlruntimeclient.Reader, dir string, p addons.Params) error {
+// Apply renders the addon dir with p and writes every object to target
+// (package apply), whose reader holds our objects of the addon's kinds (a
+// cache). Objects it shows as rendered cost no request; foreign objects
+// are left alone, and told to target.InTheWay.
+func Apply(ctx context.Context, target apply.Target, dir string, p addons.Params) error {
 	objs, err := addons.Render(dir, p)
 	if err != nil {
 		return err
 	}
-	return applyObjects(ctx, tenant.Target(reader, live, c), objs)
+	return applyObjects(ctx, target, objs)
+}
+
+// warnInTheWay records objects of the tenant cluster in the way on the
+// tenant Namespace; without it at hand (a cache behind), only the log
+// says so.
+func (r *Reconciler) warnInTheWay(ctx context.Context, namespace string) func(context.Context, string, ctrlruntimeclient.Object) {
+	ns := &corev1.Namespace{}
+	if err := r.Reader.Get(ctx, types.NamespacedName{Name: namespace}, ns); err != nil {
+		return nil
+	}
+	return tenant.WarnInTheWayOf(r.Recorder, ns, "ApplyCSINodePlugin")
 }
 
 // applyObjects writes objs in order.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,6 +49,10 @@ type Reconciler struct {
 	// Options selects what is offered.
 	Options Options
 
+	// Recorder records a Warning event on an object in the way of ours;
+	// SetupWithManager sets the manager's when nil.
+	Recorder events.EventRecorder
+
 	reconciles atomic.Uint64
 	lister     lister
 }
@@ -64,6 +69,9 @@ func (r *Reconciler) Reconciles() uint64 {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Tenants.Validate(); err != nil {
 		return err
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(ControllerName)
 	}
 	if r.Options.Presets && r.Tenants.IsTenant(r.Options.sourceNamespace()) {
 		return fmt.Errorf("the preset source namespace %s must not be a tenant namespace", r.Options.sourceNamespace())
@@ -162,6 +170,7 @@ func (r *Reconciler) syncKind(ctx context.Context, namespace string, gvk schema.
 		}
 	}
 	target := tenant.Target(r.Reader, r.APIReader, r.Writer)
+	target.InTheWay = tenant.WarnInTheWay(r.Recorder, "CopyFlavors")
 	for name, w := range want {
 		obj := w.DeepCopy()
 		obj.SetNamespace(namespace)

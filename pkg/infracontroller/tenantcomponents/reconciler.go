@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -78,6 +79,10 @@ type Reconciler struct {
 	// access caches only the component's infra kubeconfig Secrets and
 	// its ConfigMap (the manager's cache holds only the tenant kubeconfig
 	// Secrets and may hold no ConfigMap of ours).
+	// Recorder records a Warning event on an object in the way of ours;
+	// SetupWithManager sets the manager's when nil.
+	Recorder events.EventRecorder
+
 	access cache.Cache
 }
 
@@ -94,6 +99,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.Options.SecretName == "" || r.Options.SecretKey == "" {
 		return fmt.Errorf("the %s controller needs the tenant kubeconfig Secret's name and key", comp.ControllerName)
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(comp.ControllerName)
 	}
 	byObject := map[ctrlruntimeclient.Object]cache.ByObject{&corev1.Secret{}: {
 		Label: componentaccess.Managed(),
@@ -192,7 +200,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, err
 		}
 	}
-	if err := csinodeplugin.Apply(ctx, r.Writer, cached{deployments: r.Reader, configMaps: r.access}, r.APIReader, r.Component.Addon, p); err != nil {
+	target := tenant.Target(cached{deployments: r.Reader, configMaps: r.access}, r.APIReader, r.Writer)
+	target.InTheWay = tenant.WarnInTheWay(r.Recorder, "ApplyComponent")
+	if err := csinodeplugin.Apply(ctx, target, r.Component.Addon, p); err != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to apply %s to %s: %w", r.Component.Addon, namespace, err)
 	}
 	return reconcile.Result{}, nil

@@ -63,6 +63,11 @@ const (
 	// ReasonInvalidConfig: an entry of the spec is refused; nothing of
 	// that field is written.
 	ReasonInvalidConfig = "InvalidConfig"
+	// ReasonObjectInTheWay (Warning): an object has the name of one the
+	// infra-controller keeps but is not the infra-controller's, so it was
+	// left alone; the event regards it, or, for one in the tenant cluster,
+	// the tenant namespace.
+	ReasonObjectInTheWay = "ObjectInTheWay"
 	// ReasonFeatureOff: the spec sets a field no controller of this
 	// infra-controller reads.
 	ReasonFeatureOff = "FeatureOff"

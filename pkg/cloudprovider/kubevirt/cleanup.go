@@ -114,12 +114,15 @@ func deleteIfPresent(ctx context.Context, c *infra.Client, key ctrlruntimeclient
 		}
 		return notCached, fmt.Errorf("failed to get %s %s: %w", kind, key, err)
 	}
-	if obj.GetDeletionTimestamp() != nil {
+	// Being deleted, or deleted by an earlier pass and not yet gone from
+	// the cache.
+	if obj.GetDeletionTimestamp() != nil || c.DeleteSent(obj.GetUID()) {
 		return terminating, nil
 	}
 	if err := c.Writer.Delete(ctx, obj, opts...); err != nil && !apierrors.IsNotFound(err) {
 		return deleteSent, fmt.Errorf("failed to delete %s %s: %w", kind, key, err)
 	}
+	c.Deleted(obj.GetUID())
 	return deleteSent, nil
 }
 

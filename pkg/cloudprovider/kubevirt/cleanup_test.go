@@ -2,6 +2,8 @@ package kubevirt
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -203,5 +205,58 @@ func TestCleanupDeletesSecretTheCacheMissed(t *testing.T) {
 	}
 	if got := f.counter.Counts(); len(got) != 0 {
 		t.Errorf("the pass after the VM went made requests: %v", got)
+	}
+}
+
+// frozenReader is an infra cache whose watches have not delivered the
+// deletions yet: Get answers with the objects as they were when it was
+// made, and NotFound for others.
+type frozenReader struct {
+	ctrlruntimeclient.Reader
+	objects map[ctrlruntimeclient.ObjectKey]ctrlruntimeclient.Object
+}
+
+func (r frozenReader) Get(_ context.Context, key ctrlruntimeclient.ObjectKey, obj ctrlruntimeclient.Object, _ ...ctrlruntimeclient.GetOption) error {
+	held, ok := r.objects[key]
+	if !ok || fmt.Sprintf("%T", held) != fmt.Sprintf("%T", obj) {
+		return apierrors.NewNotFound(corev1.Resource("objects"), key.Name)
+	}
+	reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(held).Elem())
+	return nil
+}
+
+// TestCleanupDeletesOnceWhileTheCacheLags: the VM and Secret have no
+// finalizers here, so they are gone as soon as they are deleted, but the
+// cache shows them until the watch events arrive; a Cleanup pass in
+// between does not delete them again (a fresh-clone CI run caught a
+// second DELETE of the Secret, answered 404).
+func TestCleanupDeletesOnceWhileTheCacheLags(t *testing.T) {
+	f := newFixture(t, sharedEnv(t))
+	ctx := t.Context()
+	m := machine("worker-cache-lags-deletion", f.spec(t, ""))
+	if _, err := f.provider.Create(ctx, nil, m, f.data, testUserData); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	v, secret := f.objects(t, m.Name)
+	c, err := f.clients.Get(ctx, f.env.KubeconfigBytes, f.namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frozen := frozenReader{Reader: c.Reader, objects: map[ctrlruntimeclient.ObjectKey]ctrlruntimeclient.Object{
+		ctrlruntimeclient.ObjectKeyFromObject(v): v, ctrlruntimeclient.ObjectKeyFromObject(secret): secret,
+	}}
+	lagging := &infra.Client{Namespace: c.Namespace, Reader: frozen, Writer: c.Writer}
+	f.counter.Reset()
+	for pass := 1; pass <= 3; pass++ {
+		if done, err := cleanupInstance(ctx, lagging, m.Name, false); err != nil || done {
+			t.Fatalf("pass %d: got done=%v, %v; want not done while the cache shows the objects", pass, done, err)
+		}
+	}
+	want := map[envtest.Request]int{
+		{Verb: "DELETE", Resource: "kubevirt.io/v1/virtualmachines"}: 1,
+		{Verb: "DELETE", Resource: "v1/secrets"}:                     1,
+	}
+	if diff := cmp.Diff(want, f.counter.Counts()); diff != "" {
+		t.Errorf("requests of three passes (-want +got):\n%s", diff)
 	}
 }

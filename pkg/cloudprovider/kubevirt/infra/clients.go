@@ -78,6 +78,8 @@ type Client struct {
 	// kubeconfig starts the client's cache again when Hold finds it
 	// stopped.
 	kubeconfig []byte
+	// deletes are the deletions the client sent (see Deleted).
+	deletes deletes
 }
 
 // Clients caches one Client per kubeconfig and namespace. It is safe for

@@ -141,7 +141,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	}
 	target := tenant.Target(reader, c, c)
-	target.InTheWay = r.warnInTheWay(ctx, namespace)
+	target.InTheWay = r.warnInTheWay(namespace)
 	if err := Apply(ctx, target, addons.KubeVirtCSI, p); err != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to apply the addons to the tenant cluster of %s: %w", namespace, err)
 	}
@@ -206,14 +206,15 @@ func Apply(ctx context.Context, target apply.Target, dir string, p addons.Params
 }
 
 // warnInTheWay records objects of the tenant cluster in the way on the
-// tenant Namespace; without it at hand (a cache behind), only the log
-// says so.
-func (r *Reconciler) warnInTheWay(ctx context.Context, namespace string) func(context.Context, string, ctrlruntimeclient.Object) {
-	ns := &corev1.Namespace{}
-	if err := r.Reader.Get(ctx, types.NamespacedName{Name: namespace}, ns); err != nil {
-		return nil
+// tenant Namespace, read from the cache only when one is; without it at
+// hand (a cache behind), only the log says so.
+func (r *Reconciler) warnInTheWay(namespace string) func(context.Context, string, ctrlruntimeclient.Object) {
+	return func(ctx context.Context, kind string, obj ctrlruntimeclient.Object) {
+		ns := &corev1.Namespace{}
+		if err := r.Reader.Get(ctx, types.NamespacedName{Name: namespace}, ns); err == nil {
+			tenant.WarnInTheWayOf(r.Recorder, ns, "ApplyCSINodePlugin")(ctx, kind, obj)
+		}
 	}
-	return tenant.WarnInTheWayOf(r.Recorder, ns, "ApplyCSINodePlugin")
 }
 
 // applyObjects writes objs in order.

@@ -8,10 +8,9 @@ import (
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
-	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
-
 	corev1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -27,12 +26,12 @@ type readiness struct {
 	readyAt  map[string]time.Time
 }
 
-// recordReadiness starts recording the readiness of env's Machines; stop
-// ends it.
-func recordReadiness(tb testing.TB, env *envtest.Env) (r *readiness, stop func()) {
+// recordReadiness records the readiness of the Machines of c, a cache of
+// the user cluster that watches Machines and Nodes (see watchKinds), for
+// as long as c runs.
+func recordReadiness(tb testing.TB, c cache.Cache) *readiness {
 	tb.Helper()
-	r = &readiness{now: time.Now, nodeOf: map[string]string{}, linkedAt: map[string]time.Time{}, readyAt: map[string]time.Time{}}
-	c, stop := watchKinds(tb, env)
+	r := &readiness{now: time.Now, nodeOf: map[string]string{}, linkedAt: map[string]time.Time{}, readyAt: map[string]time.Time{}}
 	for _, kind := range []ctrlruntimeclient.Object{&clusterv1alpha1.Machine{}, &corev1.Node{}} {
 		informer, err := c.GetInformer(tb.Context(), kind)
 		if err == nil {
@@ -42,11 +41,10 @@ func recordReadiness(tb testing.TB, env *envtest.Env) (r *readiness, stop func()
 			})
 		}
 		if err != nil {
-			stop()
 			tb.Fatalf("failed to watch %T: %v", kind, err)
 		}
 	}
-	return r, stop
+	return r
 }
 
 // observe records the first nodeRef of a Machine and the first Ready

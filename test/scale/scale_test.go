@@ -101,9 +101,12 @@ func measure(tb testing.TB, replicas int, timeout time.Duration, s setup) result
 	ctx, cancel := ctrlProc.untilExit(tb.Context())
 	defer cancel()
 	run.webhook.begin(tb)
-	ready, stopReadiness := recordReadiness(tb, r.user)
-	defer stopReadiness()
-	if res.controllerTime, res.controllerVMsCreated, res.controllerNodesReady, err = controllerScaleUp(ctx, tb, r, replicas, timeout); err != nil {
+	// One watch of the user cluster serves the wait and the readiness
+	// record, which goes on through the wait for the status.
+	userWatch, stopUserWatch := watchKinds(tb, r.user, &clusterv1alpha1.Machine{}, &corev1.Node{})
+	defer stopUserWatch()
+	ready := recordReadiness(tb, userWatch)
+	if res.controllerTime, res.controllerVMsCreated, res.controllerNodesReady, err = controllerScaleUp(ctx, tb, r, userWatch, replicas, timeout); err != nil {
 		tb.Fatal(errors.Join(err, ctrlProc.running()))
 	}
 	waitForDeploymentStatus(tb, r, replicas)
@@ -175,15 +178,14 @@ func saveHeapProfile(tb testing.TB, p *controllerProcess, replicas int) {
 // controllerScaleUp creates a MachineDeployment of replicas and waits until
 // every VM exists and every Machine has a nodeRef; it returns how long that
 // took, and how long until every VM existed and until every Node was Ready
-// (0 if that never happened). The wait also ends with ctx, e.g. when the
+// (0 if that never happened). user is a watch of the user cluster's
+// Machines and Nodes. The wait also ends with ctx, e.g. when the
 // controller's process ends.
-func controllerScaleUp(ctx context.Context, tb testing.TB, r *rig, replicas int, timeout time.Duration) (total, vmsAt, nodesAt time.Duration, err error) {
+func controllerScaleUp(ctx context.Context, tb testing.TB, r *rig, user ctrlruntimeclient.Reader, replicas int, timeout time.Duration) (total, vmsAt, nodesAt time.Duration, err error) {
 	tb.Helper()
 	md := machineDeployment("scale", replicas, "1.33.4")
 	infra, stopInfra := watchKinds(tb, r.infra, &kubevirtcorev1.VirtualMachine{})
 	defer stopInfra()
-	user, stopUser := watchKinds(tb, r.user, &clusterv1alpha1.Machine{}, &corev1.Node{})
-	defer stopUser()
 	start := time.Now()
 	if err := r.user.Client.Create(ctx, md); err != nil {
 		return 0, 0, 0, err

@@ -15,6 +15,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	"k8c.io/machine-controller/sdk/bootstrap"
 
 	corev1 "k8s.io/api/core/v1"
@@ -115,7 +116,9 @@ func measureUpstream(tb testing.TB, bin string, replicas int, timeout time.Durat
 	res := upstreamResult{replicas: replicas}
 	ctx, cancel := proc.untilExit(tb.Context())
 	defer cancel()
-	if res.time, _, _, err = controllerScaleUp(ctx, tb, r, replicas, timeout); err != nil {
+	userWatch, stopUserWatch := watchKinds(tb, r.user, &clusterv1alpha1.Machine{}, &corev1.Node{})
+	defer stopUserWatch()
+	if res.time, _, _, err = controllerScaleUp(ctx, tb, r, userWatch, replicas, timeout); err != nil {
 		tb.Fatalf("%v\nlast lines of upstream's log:\n%s", err, proc.logTail(40))
 	}
 	byHost, byMethod, err := proc.requestsByHost(tb.Context())

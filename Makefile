@@ -123,10 +123,10 @@ verify-gen: generate ## Fail if make generate changes a tracked file or leaves a
 vet: ## Run go vet.
 	$(GO) vet ./...
 
+# Another golangci-lint on the machine (an editor's) shares the cache lock:
+# lint waits for it instead of failing.
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint with .golangci.yml.
-	# Another golangci-lint on the machine (an editor's) shares the cache
-	# lock: wait for it instead of failing.
 	$(GOLANGCI_LINT) run --allow-serial-runners ./...
 
 $(GOLANGCI_LINT):

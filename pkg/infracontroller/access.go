@@ -12,8 +12,8 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csinodeplugin"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantconn"
 )
 
 // tenantAccess returns the one tenant access of the process, added to mgr:
@@ -21,7 +21,7 @@ import (
 // its connection and its watch per tenant cluster. It maps every kind any
 // of them reads or writes there (a static list, which costs nothing) and
 // watches the kinds of the enabled ones only.
-func tenantAccess(mgr ctrl.Manager, o Options) (*tenant.Access, error) {
+func tenantAccess(mgr ctrl.Manager, o Options) (*tenantconn.Access, error) {
 	nodePluginKinds, err := csinodeplugin.TenantKinds()
 	if err != nil {
 		return nil, err
@@ -30,7 +30,7 @@ func tenantAccess(mgr ctrl.Manager, o Options) (*tenant.Access, error) {
 	if err != nil {
 		return nil, err
 	}
-	mapper, err := tenant.StaticMapper(append(append(storageclass.TenantKinds(), nodePluginKinds...), cleanupKinds...)...)
+	mapper, err := tenantconn.StaticMapper(append(append(storageclass.TenantKinds(), nodePluginKinds...), cleanupKinds...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func tenantAccess(mgr ctrl.Manager, o Options) (*tenant.Access, error) {
 		seen[t] = true
 		return dup
 	})
-	access := tenant.NewAccess(tenant.AccessOptions{
+	access := tenantconn.NewAccess(tenantconn.AccessOptions{
 		Scheme: clientgoscheme.Scheme, Mapper: mapper, Kinds: watched, Wrap: o.WrapTenantConfig,
 		SecretName: o.TenantKubeconfig.OrDefault().Name, SecretKey: o.TenantKubeconfig.OrDefault().Key,
 	})

@@ -3,7 +3,9 @@
 // namespace (cluster-<id>) for the KubeVirt cloud provider.
 //
 // Each concern lives in its own package:
-//   - tenant recognises tenant namespaces and maps events to them;
+//   - tenant recognises tenant namespaces, maps events to them and holds
+//     the ownership rule of every write;
+//   - tenantconn reaches tenant clusters: connections, probes and watches;
 //   - tenantcluster reconciles TenantClusters (namespace, kubeconfig,
 //     ordered teardown);
 //   - flavors keeps presets, instancetypes and preferences in sync;

@@ -29,6 +29,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcomponents"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantconn"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote/outage"
 )
 
@@ -46,7 +47,7 @@ type Options struct {
 	// TenantKubeconfig names the Secret in each tenant namespace that
 	// holds the tenant cluster's kubeconfig, for every controller that
 	// reaches tenant clusters; tenant's defaults for what is empty.
-	TenantKubeconfig tenant.KubeconfigSecret
+	TenantKubeconfig tenantconn.KubeconfigSecret
 	// EnableStorageClasses turns storage-class initialization on.
 	EnableStorageClasses bool
 	// ComponentAccess configures the infra access objects; its Profiles are
@@ -307,7 +308,7 @@ func setupAccess(mgr ctrl.Manager, o Options, tenants tenant.Matcher, c *Control
 
 // setupCSINodePlugin registers the CSI node plugin controller when o
 // switches it on.
-func setupCSINodePlugin(mgr ctrl.Manager, o Options, tenants tenant.Matcher, access *tenant.Access, c *Controllers) error {
+func setupCSINodePlugin(mgr ctrl.Manager, o Options, tenants tenant.Matcher, access *tenantconn.Access, c *Controllers) error {
 	if !o.EnableCSINodePlugin {
 		return nil
 	}
@@ -365,7 +366,7 @@ func setupComponent(mgr ctrl.Manager, o Options, tenants tenant.Matcher, comp te
 
 // setupTenantClusters registers the TenantCluster controller when o
 // switches it on, adding the TenantCluster types to the manager's scheme.
-func setupTenantClusters(mgr ctrl.Manager, o Options, tenants tenant.Matcher, access *tenant.Access, c *Controllers) error {
+func setupTenantClusters(mgr ctrl.Manager, o Options, tenants tenant.Matcher, access *tenantconn.Access, c *Controllers) error {
 	if !o.EnableTenantClusters {
 		return nil
 	}

@@ -19,6 +19,7 @@ import (
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantconn"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 )
 
@@ -37,9 +38,24 @@ type writeRecorder struct {
 	counter    *envtest.RequestCounter
 	// client is the counting client of the reconciler.
 	client ctrlruntimeclient.WithWatch
-	// probeErr is what the tenant cluster's version request returns.
+	// clients are the reconciler's connections (through Probe and Forget).
+	clients tenantconn.Clients
+	// probeErr, when set, is what a probe that reached the tenant cluster
+	// returns instead.
 	probeErr error
 }
+
+// Probe probes over the real connections and then fails with probeErr.
+func (w *writeRecorder) Probe(ctx context.Context, namespace string, kubeconfig []byte) (string, error) {
+	host, err := w.clients.Probe(ctx, namespace, kubeconfig)
+	if err == nil {
+		err = w.probeErr
+	}
+	return host, err
+}
+
+// Forget drops the connection of namespace.
+func (w *writeRecorder) Forget(namespace string) { w.clients.Forget(namespace) }
 
 // reconcile runs one reconcile of TenantCluster name and returns the
 // writes it sent.
@@ -72,8 +88,7 @@ func TestTenantClusterReconcileWrites(t *testing.T) {
 	w.reconciler = &tenantcluster.Reconciler{
 		Client: w.client, APIReader: w.client, Tenants: tenant.Matcher{Prefix: s.prefix()},
 		KubeconfigSecret: "tenant-kubeconfig", KubeconfigSecretKey: "kubeconfig",
-		Connections: &tenant.Clients{},
-		Probe:       func(context.Context, *rest.Config) error { return w.probeErr },
+		Connections: w,
 	}
 	ctx := t.Context()
 	source := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "writes-kubeconfig"}, Data: map[string][]byte{"kubeconfig": env.KubeconfigBytes}}

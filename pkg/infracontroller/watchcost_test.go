@@ -354,7 +354,7 @@ func TestTenantWatchBudget(t *testing.T) {
 		// of the watch seeing what it wrote); a third may come when the
 		// Namespace and Secret events are not coalesced. No discovery: the
 		// tenant clients and watches map their kinds with a static REST
-		// mapper (tenant.StaticMapper). Writes are the one POST of the
+		// mapper (tenantconn.StaticMapper). Writes are the one POST of the
 		// storage class and one POST per addon object: the addons wait for
 		// the watch cache to sync and then create what it does not show
 		// (measured: one POST each); the bound allows twice that.

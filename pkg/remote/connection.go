@@ -1,11 +1,15 @@
 package remote
 
 import (
+	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
 
+	"k8s.io/apimachinery/pkg/version"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 
@@ -91,4 +95,26 @@ func (c *Connection) Check(name string) error {
 // Close closes the idle connections of the transport.
 func (c *Connection) Close() {
 	c.HTTPClient.CloseIdleConnections()
+}
+
+// Version asks the cluster for its version (GET /version) over HTTPClient,
+// so within Options.Timeout, under the connection's rate limit and
+// recorded in its health.
+func (c *Connection) Version(ctx context.Context) (*version.Info, error) {
+	cfg := rest.CopyConfig(c.Config)
+	cfg.GroupVersion, cfg.APIPath = nil, ""
+	cfg.NegotiatedSerializer = clientgoscheme.Codecs.WithoutConversion()
+	rc, err := rest.UnversionedRESTClientForConfigAndClient(cfg, c.HTTPClient)
+	if err != nil {
+		return nil, fmt.Errorf("failed to build the client of GET /version: %w", err)
+	}
+	body, err := rc.Get().AbsPath("/version").Do(ctx).Raw()
+	if err != nil {
+		return nil, err
+	}
+	var info version.Info
+	if err := json.Unmarshal(body, &info); err != nil {
+		return nil, fmt.Errorf("the answer to GET /version is not a version: %w", err)
+	}
+	return &info, nil
 }

@@ -105,7 +105,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, _ reconcile.Request) 
 
 // remove deletes obj when it exists and is ours.
 func (r *ClusterReconciler) remove(ctx context.Context, obj ctrlruntimeclient.Object) error {
-	return tenant.GetAndDeleteOurs(ctx, r.Reader, r.Writer, ctrlruntimeclient.ObjectKeyFromObject(obj), obj,
+	return tenant.Target(r.Reader, r.APIReader, r.Writer).GetAndDelete(ctx, ctrlruntimeclient.ObjectKeyFromObject(obj), obj,
 		"a cluster-wide access object: no tenant namespace is left")
 }
 

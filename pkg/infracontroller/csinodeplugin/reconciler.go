@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,6 +24,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/apply"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantconn"
 )
 
 // ControllerName is the name of the controller.
@@ -60,7 +60,7 @@ type Reconciler struct {
 	// Access reaches the tenant clusters; it is shared with the other
 	// reconcilers that talk to them and must map TenantKinds and watch
 	// WatchedKinds.
-	Access *tenant.Access
+	Access *tenantconn.Access
 	// Recorder records a Warning event on the tenant Namespace for an
 	// object of the tenant cluster in the way of ours; SetupWithManager
 	// sets the manager's when nil.
@@ -70,12 +70,12 @@ type Reconciler struct {
 // TenantKinds are the kinds the controller reads and writes in tenant
 // clusters: those of the node plugin's manifests, and Secrets (the legacy
 // infra credentials Secret is read too).
-func TenantKinds() ([]tenant.Kind, error) {
+func TenantKinds() ([]tenantconn.Kind, error) {
 	kinds, err := Kinds(addons.KubeVirtCSI)
 	if err != nil {
 		return nil, err
 	}
-	return append(kinds, tenant.Kind{GVK: corev1.SchemeGroupVersion.WithKind("Secret"), Namespaced: true}), nil
+	return append(kinds, tenantconn.Kind{GVK: corev1.SchemeGroupVersion.WithKind("Secret"), Namespaced: true}), nil
 }
 
 // WatchedKinds are the kinds of tenant objects whose changes (hand edits)
@@ -158,18 +158,18 @@ func (r *Reconciler) RunningWatches() int {
 
 // Kinds returns the kinds the addon dir renders, each with the scope its
 // manifests give it (an object without namespace is cluster-scoped).
-func Kinds(dir string) ([]tenant.Kind, error) {
+func Kinds(dir string) ([]tenantconn.Kind, error) {
 	objs, err := addons.Render(dir, addons.Params{ClusterID: "kinds", InfraNamespace: "kinds"})
 	if err != nil {
 		return nil, err
 	}
 	seen := map[schema.GroupVersionKind]bool{}
-	var kinds []tenant.Kind
+	var kinds []tenantconn.Kind
 	for _, obj := range objs {
 		gvk := obj.GroupVersionKind()
 		if !seen[gvk] {
 			seen[gvk] = true
-			kinds = append(kinds, tenant.Kind{GVK: gvk, Namespaced: obj.GetNamespace() != ""})
+			kinds = append(kinds, tenantconn.Kind{GVK: gvk, Namespaced: obj.GetNamespace() != ""})
 		}
 	}
 	return kinds, nil
@@ -177,7 +177,7 @@ func Kinds(dir string) ([]tenant.Kind, error) {
 
 // watchedKinds returns one typed object per kind, the kinds whose hand
 // edits in tenant clusters the controller watches.
-func watchedKinds(kinds []tenant.Kind) ([]ctrlruntimeclient.Object, error) {
+func watchedKinds(kinds []tenantconn.Kind) ([]ctrlruntimeclient.Object, error) {
 	out := make([]ctrlruntimeclient.Object, 0, len(kinds))
 	for _, k := range kinds {
 		typed, err := clientgoscheme.Scheme.New(k.GVK)
@@ -230,21 +230,6 @@ func applyObjects(ctx context.Context, target apply.Target, objs []*unstructured
 // deleteLegacySecret deletes the infra kubeconfig Secret that earlier
 // releases put into the tenant cluster, when it is ours.
 func deleteLegacySecret(ctx context.Context, c ctrlruntimeclient.Client) error {
-	var secret corev1.Secret
-	err := c.Get(ctx, types.NamespacedName{Namespace: driverNamespace, Name: LegacyInfraSecretName}, &secret)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("failed to get Secret %s/%s: %w", driverNamespace, LegacyInfraSecretName, err)
-	}
-	if !tenant.IsManaged(&secret) {
-		return nil
-	}
-	log.FromContext(ctx).Info("deleting the infra credentials an earlier release put into the tenant cluster", "secret", LegacyInfraSecretName)
-	err = c.Delete(ctx, &secret, ctrlruntimeclient.Preconditions{UID: &secret.UID})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("failed to delete Secret %s/%s: %w", driverNamespace, LegacyInfraSecretName, err)
-	}
-	return nil
+	return tenant.Target(c, c, c).GetAndDelete(ctx, types.NamespacedName{Namespace: driverNamespace, Name: LegacyInfraSecretName}, &corev1.Secret{},
+		"the infra credentials an earlier release put into the tenant cluster")
 }

@@ -22,8 +22,8 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/netpol"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks/vlan"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantconn"
 )
 
 // Bounds of the counts and intervals the flags accept.
@@ -122,8 +122,8 @@ func flavorFlags(fs *flag.FlagSet, o *infracontroller.Options) {
 // cloud controller manager, the image cache and TenantClusters.
 func storageFlags(fs *flag.FlagSet, o *infracontroller.Options, p *pending) {
 	fs.BoolVar(&o.EnableStorageClasses, "storage-classes", o.EnableStorageClasses, "Initialize annotated infra storage classes in tenant clusters.")
-	fs.StringVar(&o.TenantKubeconfig.Name, "tenant-kubeconfig-secret", tenant.DefaultKubeconfigSecretName, "Secret in each tenant namespace holding the tenant cluster's kubeconfig.")
-	fs.StringVar(&o.TenantKubeconfig.Key, "tenant-kubeconfig-key", tenant.DefaultKubeconfigSecretKey, "Key of the kubeconfig in that Secret.")
+	fs.StringVar(&o.TenantKubeconfig.Name, "tenant-kubeconfig-secret", tenantconn.DefaultKubeconfigSecretName, "Secret in each tenant namespace holding the tenant cluster's kubeconfig.")
+	fs.StringVar(&o.TenantKubeconfig.Key, "tenant-kubeconfig-key", tenantconn.DefaultKubeconfigSecretKey, "Key of the kubeconfig in that Secret.")
 	fs.StringVar(&o.StorageClasses.Bus, "storage-class-bus", storageclass.DefaultBus, "Default disk bus of tenant storage classes.")
 	fs.DurationVar(&o.StorageClasses.ResyncInterval, "storage-class-resync", 10*time.Minute, "How often tenant storage classes are re-checked, a safety net beside the watch of tenant clusters; 0 turns it off, else at least "+MinResync.String()+".")
 	fs.BoolVar(&o.EnableCSIAccess, "csi-access", o.EnableCSIAccess, "Keep the CSI driver's ServiceAccount, Role, token and kubeconfig Secret in tenant namespaces.")

@@ -11,8 +11,8 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks/vlan"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantconn"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -156,7 +156,7 @@ func TestParseFlags(t *testing.T) {
 			}
 			want := infracontroller.DefaultOptions()
 			want.Flavors.MaxConcurrentReconciles = 8
-			want.TenantKubeconfig = tenant.KubeconfigSecret{Name: "tenant-kubeconfig", Key: "kubeconfig"}
+			want.TenantKubeconfig = tenantconn.KubeconfigSecret{Name: "tenant-kubeconfig", Key: "kubeconfig"}
 			want.StorageClasses.Bus = "scsi"
 			want.StorageClasses.ResyncInterval = 10 * time.Minute
 			want.EnableImageCache = true

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -184,11 +183,8 @@ func (r *Reconciler) syncKind(ctx context.Context, namespace string, gvk schema.
 // delete removes one of our objects, only if it is still the version the
 // decision was made on.
 func (r *Reconciler) delete(ctx context.Context, obj *unstructured.Unstructured) error {
-	err := r.Writer.Delete(ctx, obj, ctrlruntimeclient.Preconditions{UID: ptr(obj.GetUID()), ResourceVersion: ptr(obj.GetResourceVersion())})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("failed to delete %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
-	}
-	return nil
+	return tenant.Target(r.Reader, r.APIReader, r.Writer).Delete(ctx, obj, "a flavor no longer wanted",
+		ctrlruntimeclient.Preconditions{UID: ptr(obj.GetUID()), ResourceVersion: ptr(obj.GetResourceVersion())})
 }
 
 func emptyObject(gvk schema.GroupVersionKind) *unstructured.Unstructured {

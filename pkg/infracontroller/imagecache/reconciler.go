@@ -8,14 +8,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -178,7 +176,7 @@ func (r *Reconciler) images(ctx context.Context, namespace string) ([]imagecache
 func (r *Reconciler) ensureNamed(ctx context.Context, want, have *unstructured.Unstructured, used bool) error {
 	switch {
 	case have == nil:
-		_, err := tenant.Create(ctx, r.APIReader, r.Writer, want)
+		_, err := tenant.Target(r.Reader, r.APIReader, r.Writer).Create(ctx, want)
 		return err
 	case !tenant.IsManaged(have):
 		log.FromContext(ctx).Info("leaving a DataVolume we did not create alone", "name", want.GetName())
@@ -241,10 +239,9 @@ func (r *Reconciler) collect(ctx context.Context, volumes []unstructured.Unstruc
 }
 
 func (r *Reconciler) delete(ctx context.Context, dv *unstructured.Unstructured) error {
-	log.FromContext(ctx).Info("deleting cache DataVolume", "name", dv.GetName())
-	err := r.Writer.Delete(ctx, dv, ctrlruntimeclient.Preconditions{UID: ptr.To(dv.GetUID())})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("failed to delete DataVolume %s/%s: %w", dv.GetNamespace(), dv.GetName(), err)
-	}
-	return nil
+	target := tenant.Target(r.Reader, r.APIReader, r.Writer)
+	// The provider creates cache DataVolumes too (for HTTP images), without
+	// the managed-by label: a cache DataVolume is ours by imagecache.Label.
+	target.Owned = func(obj ctrlruntimeclient.Object) bool { return obj.GetLabels()[imagecache.Label] != "" }
+	return target.Delete(ctx, dv, "a cache DataVolume")
 }

@@ -9,18 +9,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -158,11 +155,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		delete(ours, name)
 	}
 	for _, stale := range ours {
-		log.FromContext(ctx).Info("deleting a NetworkPolicy no longer wanted", "name", stale.Name)
-		err := r.Writer.Delete(ctx, stale, ctrlruntimeclient.Preconditions{UID: ptr.To(stale.UID)})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			errs = append(errs, fmt.Errorf("failed to delete NetworkPolicy %s/%s: %w", namespace, stale.Name, err))
-		}
+		errs = append(errs, tenant.Target(r.Reader, r.APIReader, r.Writer).Delete(ctx, stale, "a NetworkPolicy no longer wanted"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return reconcile.Result{}, errors.Join(err, invalid)

@@ -6,12 +6,10 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -124,11 +122,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		delete(ours, n.Name)
 	}
 	for _, stale := range ours {
-		log.FromContext(ctx).Info("deleting a network no longer listed", "name", stale.GetName())
-		err := r.Writer.Delete(ctx, stale, ctrlruntimeclient.Preconditions{UID: ptr.To(stale.GetUID())})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			errs = append(errs, fmt.Errorf("failed to delete NetworkAttachmentDefinition %s/%s: %w", namespace, stale.GetName(), err))
-		}
+		errs = append(errs, tenant.Target(r.Reader, r.APIReader, r.Writer).Delete(ctx, stale, "a network no longer listed"))
 	}
 	return reconcile.Result{}, errors.Join(errs...)
 }

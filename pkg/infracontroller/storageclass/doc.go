@@ -21,6 +21,6 @@
 // by default). Work is keyed by tenant namespace and triggered by changes of
 // infra StorageClasses, of that Secret and of the Namespace, and by changes
 // of the managed StorageClasses in the tenant cluster, which the controller
-// watches (tenant.Watches), so hand edits and deletions there are undone
+// watches (tenantconn.Watches), so hand edits and deletions there are undone
 // within seconds. An optional periodic resync is a safety net on top.
 package storageclass

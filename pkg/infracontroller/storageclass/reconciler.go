@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantconn"
 )
 
 // ControllerName names the controller in logs and metrics.
@@ -57,15 +58,15 @@ type Reconciler struct {
 	// Access reaches the tenant clusters; it is shared with the other
 	// reconcilers that talk to them and must map TenantKinds and watch
 	// WatchedKinds.
-	Access *tenant.Access
+	Access *tenantconn.Access
 
 	crds crdChecks
 }
 
 // TenantKinds are the kinds the controller reads and writes in tenant
 // clusters.
-func TenantKinds() []tenant.Kind {
-	return []tenant.Kind{{GVK: storagev1.SchemeGroupVersion.WithKind("StorageClass")}, {GVK: SnapshotClassGVK}, {GVK: CRDGVK}}
+func TenantKinds() []tenantconn.Kind {
+	return []tenantconn.Kind{{GVK: storagev1.SchemeGroupVersion.WithKind("StorageClass")}, {GVK: SnapshotClassGVK}, {GVK: CRDGVK}}
 }
 
 // WatchedKinds are the kinds of tenant objects whose changes the
@@ -180,10 +181,8 @@ func syncClasses(ctx context.Context, c ctrlruntimeclient.Client, desired []stor
 		errs = append(errs, syncOne(ctx, c, have[w.Name], w))
 	}
 	for name, h := range have {
-		if !want[name] && tenant.IsManaged(h) {
-			if err := c.Delete(ctx, h); ctrlruntimeclient.IgnoreNotFound(err) != nil {
-				errs = append(errs, fmt.Errorf("failed to delete StorageClass %s: %w", name, err))
-			}
+		if !want[name] {
+			errs = append(errs, tenant.Target(c, c, c).Delete(ctx, h, "a StorageClass no longer wanted"))
 		}
 	}
 	return errors.Join(errs...)
@@ -194,8 +193,8 @@ func syncClasses(ctx context.Context, c ctrlruntimeclient.Client, desired []stor
 // name, nil when there is none.
 func syncOne(ctx context.Context, c ctrlruntimeclient.Client, have, want *storagev1.StorageClass) error {
 	if have != nil && tenant.IsManaged(have) && needsRecreate(have, want) {
-		if err := c.Delete(ctx, have, ctrlruntimeclient.Preconditions{UID: &have.UID}); ctrlruntimeclient.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("failed to delete StorageClass %s for recreation: %w", have.Name, err)
+		if err := tenant.Target(c, c, c).Delete(ctx, have, "a StorageClass to recreate with a field an update may not change"); err != nil {
+			return err
 		}
 		have = nil
 	}

@@ -69,10 +69,8 @@ func syncSnapshotClasses(ctx context.Context, c ctrlruntimeclient.Client, desire
 		errs = append(errs, syncSnapshotClass(ctx, c, have[w.GetName()], w))
 	}
 	for name, h := range have {
-		if !want[name] && tenant.IsManaged(h) {
-			if err := c.Delete(ctx, h); ctrlruntimeclient.IgnoreNotFound(err) != nil {
-				errs = append(errs, fmt.Errorf("failed to delete VolumeSnapshotClass %s: %w", name, err))
-			}
+		if !want[name] {
+			errs = append(errs, tenant.Target(c, c, c).Delete(ctx, h, "a VolumeSnapshotClass no longer wanted"))
 		}
 	}
 	return true, errors.Join(errs...)

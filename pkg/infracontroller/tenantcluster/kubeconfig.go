@@ -106,17 +106,10 @@ func (r *Reconciler) placedKubeconfig(ctx context.Context, tc *infrav1alpha1.Ten
 func isMissingKey(err error) bool { return errors.Is(err, tenant.ErrNoSecretKey) }
 
 // probe checks that the tenant cluster of namespace answers with the
-// kubeconfig, which it parses once, and returns the API server it names.
-// A kubeconfig that cannot be used is kubeconfig.ErrInvalid.
+// kubeconfig and returns the API server it names. A kubeconfig that cannot
+// be used is kubeconfig.ErrInvalid.
 func (r *Reconciler) probe(ctx context.Context, namespace string, data []byte) (host string, err error) {
-	if r.Probe == nil {
-		return r.Connections.Probe(ctx, namespace, data)
-	}
-	cfg, err := tenant.RESTConfig(namespace, data)
-	if err != nil {
-		return "", err
-	}
-	return kubeconfig.Server(cfg.Host), r.Probe(ctx, cfg)
+	return r.Connections.Probe(ctx, namespace, data)
 }
 
 // copyKubeconfig copies the referenced kubeconfig into the namespace and
@@ -161,6 +154,7 @@ func (r *Reconciler) writeKubeconfig(ctx context.Context, namespace string, data
 			},
 			Data: map[string][]byte{r.KubeconfigSecretKey: data},
 		}
+		//writepath:direct the kubeconfig copy is created when an uncached read found none, without package apply's hash annotation of its data
 		if err := r.Client.Create(ctx, &dst); err != nil {
 			return fmt.Errorf("failed to create Secret %s/%s: %w", namespace, r.KubeconfigSecret, err)
 		}
@@ -177,6 +171,7 @@ func (r *Reconciler) writeKubeconfig(ctx context.Context, namespace string, data
 		dst.Data = map[string][]byte{}
 	}
 	dst.Data[r.KubeconfigSecretKey] = data
+	//writepath:direct package apply would record a hash of the kubeconfig in an annotation; one data key is set by merge patch instead
 	if err := r.Client.Patch(ctx, &dst, ctrlruntimeclient.MergeFrom(base)); err != nil {
 		return fmt.Errorf("failed to patch Secret %s/%s: %w", namespace, r.KubeconfigSecret, err)
 	}

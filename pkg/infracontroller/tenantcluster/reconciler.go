@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -43,6 +42,17 @@ var VirtualMachineGVK = schema.GroupVersionKind{Group: "kubevirt.io", Version: "
 
 // pollInterval is how often a deletion re-checks what it waits for.
 const pollInterval = 2 * time.Second
+
+// Connections are the connections to tenant clusters as the TenantCluster
+// controller uses them (tenantconn.Clients in the infra-controller).
+type Connections interface {
+	// Probe asks the tenant cluster of namespace whether it answers with
+	// kubeconfig, which becomes the health of the namespace's connection,
+	// and returns the API server the kubeconfig names.
+	Probe(ctx context.Context, namespace string, kubeconfig []byte) (host string, err error)
+	// Forget drops the connection of namespace.
+	Forget(namespace string)
+}
 
 // Reconciler keeps the namespaces of TenantClusters.
 type Reconciler struct {
@@ -76,10 +86,7 @@ type Reconciler struct {
 	// other reconcilers of the infra-controller: the probe that tells
 	// whether a tenant cluster answers goes over them and becomes their
 	// health. Required.
-	Connections *tenant.Clients
-	// Probe, when set, replaces the probe (a version request with a short
-	// timeout over Connections).
-	Probe func(context.Context, *rest.Config) error
+	Connections Connections
 	// ImageCacheOff and NetworksOff tell that no controller of this
 	// process reads spec.images or spec.networks; a TenantCluster that
 	// sets them is told so in ConfigReady.

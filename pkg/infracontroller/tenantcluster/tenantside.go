@@ -18,6 +18,7 @@ import (
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csinodeplugin"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantconn"
 	remotekubeconfig "github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 )
 
@@ -31,7 +32,7 @@ var _ storageclass.EventSink = (*OwnerEvents)(nil)
 // deleting a CRD would delete the tenant's VolumeSnapshots.
 type TenantObjects struct {
 	// Clients connects to tenant clusters; they must map TenantKinds.
-	Clients *tenant.Clients
+	Clients *tenantconn.Clients
 	// Tenants gives the namespace prefix, which the addons' cluster id
 	// follows.
 	Tenants tenant.Matcher
@@ -41,8 +42,8 @@ type TenantObjects struct {
 
 // TenantKinds are the kinds TenantObjects deletes: StorageClasses,
 // VolumeSnapshotClasses and the kinds the addon dirs render.
-func TenantKinds(dirs []string) ([]tenant.Kind, error) {
-	kinds := []tenant.Kind{{GVK: storagev1.SchemeGroupVersion.WithKind("StorageClass")}, {GVK: storageclass.SnapshotClassGVK}}
+func TenantKinds(dirs []string) ([]tenantconn.Kind, error) {
+	kinds := []tenantconn.Kind{{GVK: storagev1.SchemeGroupVersion.WithKind("StorageClass")}, {GVK: storageclass.SnapshotClassGVK}}
 	for _, dir := range dirs {
 		k, err := csinodeplugin.Kinds(dir)
 		if err != nil {
@@ -147,9 +148,7 @@ func deleteAllManaged(ctx context.Context, c ctrlruntimeclient.Client, list ctrl
 		if !ok {
 			return 0, fmt.Errorf("unexpected %T in the list of %s objects", item, kind)
 		}
-		if err := c.Delete(ctx, obj); ctrlruntimeclient.IgnoreNotFound(err) != nil {
-			errs = append(errs, fmt.Errorf("failed to delete %s %s: %w", kind, obj.GetName(), err))
-		}
+		errs = append(errs, tenant.Target(c, c, c).Delete(ctx, obj, "an object of a deleted TenantCluster"))
 	}
 	return len(items), errors.Join(errs...)
 }
@@ -170,8 +169,8 @@ func deleteManaged(ctx context.Context, c ctrlruntimeclient.Client, want *unstru
 	case have.GetDeletionTimestamp() != nil:
 		return have.GetKind() != "Namespace", nil
 	}
-	if err := c.Delete(ctx, have); ctrlruntimeclient.IgnoreNotFound(err) != nil {
-		return false, fmt.Errorf("failed to delete %s %s: %w", have.GetKind(), have.GetName(), err)
+	if err := tenant.Target(c, c, c).Delete(ctx, have, "an object of a deleted TenantCluster"); err != nil {
+		return false, err
 	}
 	return true, nil
 }

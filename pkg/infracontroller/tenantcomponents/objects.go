@@ -41,6 +41,6 @@ func (r *Reconciler) remove(ctx context.Context, namespace string) error {
 // removeOne reads the object namespace/name into obj with reader and
 // deletes that version when it is ours.
 func (r *Reconciler) removeOne(ctx context.Context, reader ctrlruntimeclient.Reader, obj ctrlruntimeclient.Object, namespace, name string) error {
-	return tenant.GetAndDeleteOurs(ctx, reader, r.Writer, types.NamespacedName{Namespace: namespace, Name: name}, obj,
+	return tenant.Target(reader, r.APIReader, r.Writer).GetAndDelete(ctx, types.NamespacedName{Namespace: namespace, Name: name}, obj,
 		"an object of the component: the tenant kubeconfig is gone", ctrlruntimeclient.PropagationPolicy("Background"))
 }

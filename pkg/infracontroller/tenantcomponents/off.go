@@ -81,7 +81,7 @@ func (s *SwitchedOff) removeAll(ctx context.Context) error {
 		if len(comp.Access.ClusterRules) > 0 {
 			name := comp.Access.ClusterObjectName()
 			for _, obj := range []ctrlruntimeclient.Object{&rbacv1.ClusterRoleBinding{}, &rbacv1.ClusterRole{}} {
-				if err := tenant.GetAndDeleteOurs(ctx, s.Reader, s.Writer, ctrlruntimeclient.ObjectKey{Name: name}, obj, switchedOff); err != nil {
+				if err := tenant.Target(s.Reader, s.Reader, s.Writer).GetAndDelete(ctx, ctrlruntimeclient.ObjectKey{Name: name}, obj, switchedOff); err != nil {
 					return err
 				}
 			}
@@ -99,5 +99,5 @@ func (s *SwitchedOff) remove(ctx context.Context, obj ctrlruntimeclient.Object, 
 	if obj.GetName() != name || !s.Tenants.IsTenant(obj.GetNamespace()) {
 		return nil
 	}
-	return tenant.DeleteOurs(ctx, s.Writer, obj, switchedOff, ctrlruntimeclient.PropagationPolicy("Background"))
+	return tenant.Target(s.Reader, s.Reader, s.Writer).Delete(ctx, obj, switchedOff, ctrlruntimeclient.PropagationPolicy("Background"))
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/apply"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/networks"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenantcluster"
@@ -93,6 +94,7 @@ func (r *Reconciler) claim(ctx context.Context, tc *infrav1alpha1.TenantCluster,
 		taken[c.id] = true
 	}
 	for _, id := range candidates(r.Options.Range, taken, preferred) {
+		//writepath:direct creating the claim is the claim: AlreadyExists means the id is taken and the next one is tried
 		err := r.Writer.Create(ctx, newClaim(r.Options.ClaimNamespace, id, tc.Name, namespace))
 		if err == nil {
 			log.FromContext(ctx).Info("Claimed a VLAN", "vlan", id, "tenantNamespace", namespace)
@@ -131,11 +133,11 @@ func (r *Reconciler) ensureAttachment(ctx context.Context, tc *infrav1alpha1.Ten
 	err = r.Reader.Get(ctx, ctrlruntimeclient.ObjectKeyFromObject(want), have)
 	switch {
 	case apierrors.IsNotFound(err):
-		created, err := tenant.Create(ctx, r.APIReader, r.Writer, want)
+		created, err := tenant.Target(r.Reader, r.APIReader, r.Writer).Create(ctx, want)
 		if err != nil {
 			return "", "", err
 		}
-		if created == tenant.Foreign {
+		if created == apply.Foreign {
 			return inTheWay(want)
 		}
 	case err != nil:
@@ -170,6 +172,7 @@ func (r *Reconciler) update(ctx context.Context, want, have *unstructured.Unstru
 	if err := unstructured.SetNestedField(updated.Object, wantConfig, "spec", "config"); err != nil {
 		return fmt.Errorf("failed to set the CNI configuration of %s: %w", want.GetName(), err)
 	}
+	//writepath:direct an update guarded by the resourceVersion read: the NetworkAttachmentDefinition's config is one string the CNI reads whole
 	if err := r.Writer.Update(ctx, updated); err != nil {
 		return fmt.Errorf("failed to update NetworkAttachmentDefinition %s/%s: %w", want.GetNamespace(), want.GetName(), err)
 	}

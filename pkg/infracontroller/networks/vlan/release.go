@@ -144,11 +144,12 @@ func (r *Reconciler) deleteAttachment(ctx context.Context, c claim) error {
 	if !tenant.IsManaged(have) || have.GetLabels()[networks.Label] != LabelValue || have.GetLabels()[VLANLabel] != strconv.Itoa(c.id) {
 		return nil
 	}
-	return tenant.DeleteOurs(ctx, r.Writer, have, "the network of a released VLAN")
+	return tenant.Target(r.APIReader, r.APIReader, r.Writer).Delete(ctx, have, "the network of a released VLAN")
 }
 
 // deleteClaim deletes the claim c, which frees its id.
 func (r *Reconciler) deleteClaim(ctx context.Context, c claim) error {
+	//writepath:direct a conflict means another TenantCluster holds the id now, which must not be logged as released
 	err := r.Writer.Delete(ctx, c.lease, ctrlruntimeclient.Preconditions{UID: ptr.To(c.lease.UID)})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("failed to release VLAN %d (claim %s/%s): %w", c.id, c.lease.Namespace, c.lease.Name, err)

@@ -1,9 +1,10 @@
-package tenant
+package tenantconn
 
 import (
 	"cmp"
 	"context"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -91,7 +92,7 @@ func (a *Access) Start(ctx context.Context) error {
 // known to be unreachable (see Clients.Health) the error wraps
 // remote.ErrUnreachable.
 func (a *Access) Connect(ctx context.Context, reader ctrlruntimeclient.Reader, namespace string) (ctrlruntimeclient.Client, error) {
-	kubeconfig, err := SecretData(ctx, reader, namespace, a.SecretName, a.SecretKey)
+	kubeconfig, err := tenant.SecretData(ctx, reader, namespace, a.SecretName, a.SecretKey)
 	if err != nil || kubeconfig == nil {
 		a.Forget(namespace)
 		return nil, err
@@ -118,7 +119,7 @@ func (a *Access) Connect(ctx context.Context, reader ctrlruntimeclient.Reader, n
 // cluster, watched from now on; no client (and no error) when the namespace
 // is not a live tenant namespace, whose client and watch are dropped, or
 // has no kubeconfig Secret.
-func (a *Access) Tenant(ctx context.Context, reader ctrlruntimeclient.Reader, tenants Matcher, req reconcile.Request) (string, ctrlruntimeclient.Client, error) {
+func (a *Access) Tenant(ctx context.Context, reader ctrlruntimeclient.Reader, tenants tenant.Matcher, req reconcile.Request) (string, ctrlruntimeclient.Client, error) {
 	namespace, live, err := tenants.Live(ctx, reader, req)
 	if err != nil || !live {
 		if err == nil {

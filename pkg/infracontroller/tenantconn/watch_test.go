@@ -1,4 +1,4 @@
-package tenant
+package tenantconn
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
@@ -68,7 +69,7 @@ func expectRequest(t *testing.T, reqs <-chan reconcile.Request, namespace string
 	for {
 		select {
 		case req := <-reqs:
-			if req == Request(namespace) {
+			if req == tenant.Request(namespace) {
 				return
 			}
 			t.Errorf("unexpected request %v", req)
@@ -102,7 +103,7 @@ func drain(reqs <-chan reconcile.Request) {
 func class(name string, managed bool) *storagev1.StorageClass {
 	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: "example.com/" + name}
 	if managed {
-		sc.Labels = map[string]string{ManagedByLabel: ManagedByValue}
+		sc.Labels = map[string]string{tenant.ManagedByLabel: tenant.ManagedByValue}
 	}
 	return sc
 }
@@ -227,7 +228,7 @@ func TestWatchesSubscribe(t *testing.T) {
 		drain(reqs)
 	}
 
-	driver := &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "subscribe.example.com", Labels: map[string]string{ManagedByLabel: ManagedByValue}}}
+	driver := &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "subscribe.example.com", Labels: map[string]string{tenant.ManagedByLabel: tenant.ManagedByValue}}}
 	must(t, c.Create(ctx, driver))
 	expectRequest(t, driverReqs, "cluster-a")
 	expectRequest(t, allReqs, "cluster-a")

@@ -1,9 +1,10 @@
-package tenant
+package tenantconn
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,7 +58,7 @@ func TestAccessTenant(t *testing.T) {
 	kc := map[string][]byte{"kubeconfig": kubeconfig(t, "https://127.0.0.1:1")}
 	reader := fake.NewClientBuilder().WithObjects(
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cluster-a"}},
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cluster-torn", Annotations: map[string]string{DeletingAnnotation: "true"}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cluster-torn", Annotations: map[string]string{tenant.DeletingAnnotation: "true"}}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-a", Name: "tenant-kubeconfig"}, Data: kc},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-torn", Name: "tenant-kubeconfig"}, Data: kc},
 	).Build()
@@ -74,7 +75,7 @@ func TestAccessTenant(t *testing.T) {
 			a := NewAccess(AccessOptions{SecretName: "tenant-kubeconfig", SecretKey: "kubeconfig", Scheme: clientgoscheme.Scheme,
 				Kinds: []ctrlruntimeclient.Object{&storagev1.StorageClass{}}})
 			must(t, a.Watches.Ensure(tc.namespace, kc["kubeconfig"]))
-			namespace, c, err := a.Tenant(t.Context(), reader, Matcher{Prefix: DefaultPrefix}, Request(tc.namespace))
+			namespace, c, err := a.Tenant(t.Context(), reader, tenant.Matcher{Prefix: tenant.DefaultPrefix}, tenant.Request(tc.namespace))
 			if err != nil {
 				t.Fatal(err)
 			}

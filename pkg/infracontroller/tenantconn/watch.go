@@ -1,4 +1,4 @@
-package tenant
+package tenantconn
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote"
 )
 
@@ -35,7 +36,7 @@ var (
 
 // Watches watches our objects in tenant clusters: per tenant namespace it
 // runs a cache of that namespace's tenant cluster holding only the objects
-// of Kinds that carry ManagedByLabel, and turns every add, update and delete
+// of Kinds that carry tenant.ManagedByLabel, and turns every add, update and delete
 // among them into the reconcile request of the tenant namespace (Request)
 // for each subscriber of the object's kind (Subscribe). Controllers keep
 // the watch of a namespace current with Ensure and end it with Stop. The
@@ -153,7 +154,7 @@ func (w *Watches) source(sub *subscription) source.Source {
 		w.unclaimed = nil
 		sub.queues = append(sub.queues, queue)
 		for namespace := range sub.pending {
-			queue.Add(Request(namespace))
+			queue.Add(tenant.Request(namespace))
 		}
 		sub.pending = nil
 		go func() {
@@ -269,7 +270,7 @@ func (w *Watches) newCache(cn *conn) (cache.Cache, error) {
 	c, err := cn.NewCache(remote.CacheOptions{
 		Scheme:        w.Scheme,
 		Mapper:        w.Mapper,
-		LabelSelector: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue}),
+		LabelSelector: labels.SelectorFromSet(labels.Set{tenant.ManagedByLabel: tenant.ManagedByValue}),
 		Patient:       true,
 	})
 	if err != nil {
@@ -299,7 +300,7 @@ func (w *Watches) stopLocked(namespace string) {
 
 // Reader returns the cache of the tenant cluster of namespace once every
 // watched kind has synced: it holds the objects of Kinds that carry
-// ManagedByLabel, as the tenant cluster has them. ok is false without a
+// tenant.ManagedByLabel, as the tenant cluster has them. ok is false without a
 // watch or before it synced.
 func (w *Watches) Reader(namespace string) (ctrlruntimeclient.Reader, bool) {
 	w.mu.Lock()
@@ -487,7 +488,7 @@ func (w *Watches) notify(e *watch, gvk schema.GroupVersionKind) {
 			continue
 		}
 		for _, q := range sub.queues {
-			q.Add(Request(e.namespace))
+			q.Add(tenant.Request(e.namespace))
 		}
 	}
 }

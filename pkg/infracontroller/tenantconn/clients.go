@@ -1,4 +1,4 @@
-package tenant
+package tenantconn
 
 import (
 	"fmt"
@@ -7,11 +7,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
-	remotekubeconfig "github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote"
 )
 
@@ -57,8 +55,6 @@ type conn struct {
 	*remote.Connection
 	namespace string
 	client    ctrlruntimeclient.Client
-	// version asks the tenant API server for its version (Probe).
-	version rest.Interface
 }
 
 // Get returns the client of the tenant namespace for kubeconfig.
@@ -104,11 +100,6 @@ func (c *Clients) newConn(namespace string, kubeconfig []byte) (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a client for the tenant cluster of %s: %w", namespace, err)
 	}
-	dc, err := discovery.NewDiscoveryClientForConfigAndClient(rc.Config, rc.HTTPClient)
-	if err != nil {
-		return nil, fmt.Errorf("failed to create the discovery client of the tenant cluster of %s: %w", namespace, err)
-	}
-	cn.version = dc.RESTClient()
 	return cn, nil
 }
 
@@ -133,17 +124,4 @@ func (c *Clients) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries)
-}
-
-// RESTConfig parses the tenant kubeconfig of a namespace into a REST config
-// with our user agent. A kubeconfig that does not parse is
-// kubeconfig.ErrInvalid, with a reason that quotes no part of it (the
-// error reaches logs and conditions).
-func RESTConfig(namespace string, data []byte) (*rest.Config, error) {
-	cfg, _, err := remotekubeconfig.Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("failed to parse the tenant kubeconfig of %s: %w", namespace, err)
-	}
-	cfg.UserAgent = userAgent
-	return cfg, nil
 }

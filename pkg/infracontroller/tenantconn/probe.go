@@ -1,12 +1,8 @@
-package tenant
+package tenantconn
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
-
-	"k8s.io/apimachinery/pkg/version"
 
 	remotekubeconfig "github.com/kubevirt-kkp/kkp-kubevirt/pkg/kubeconfig"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote"
@@ -30,15 +26,8 @@ func (c *Clients) Probe(ctx context.Context, namespace string, kubeconfig []byte
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	body, err := cn.version.Get().AbsPath("/version").Do(ctx).Raw()
-	if err != nil {
-		return remotekubeconfig.Server(cn.Config.Host), err
-	}
-	var info version.Info
-	if err := json.Unmarshal(body, &info); err != nil {
-		return remotekubeconfig.Server(cn.Config.Host), fmt.Errorf("the answer to GET /version is not a version: %w", err)
-	}
-	return remotekubeconfig.Server(cn.Config.Host), nil
+	_, err = cn.Version(ctx)
+	return remotekubeconfig.Server(cn.Config.Host), err
 }
 
 // Health returns the health state of the connection of namespace; ok is

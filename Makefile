@@ -105,7 +105,7 @@ images: ## Build reproducible multi-arch (linux/amd64, linux/arm64) OCI images o
 ##@ Verification
 
 .PHONY: verify
-verify: verify-fmt verify-modules verify-gen vet lint ## Run every static check (formatting, modules, generated files, vet, lint).
+verify: verify-fmt verify-modules verify-gen vet lint verify-writepath ## Run every static check (formatting, modules, generated files, vet, lint, write path).
 
 .PHONY: verify-fmt
 verify-fmt: ## Fail if any Go file is not gofmt-ed.
@@ -118,6 +118,12 @@ verify-modules: ## Fail if go.mod/go.sum are not tidy.
 .PHONY: verify-gen
 verify-gen: generate ## Fail if make generate changes a tracked file or leaves an untracked one.
 	@out="$$(git status --porcelain -- charts/machine-controller/files charts/machine-controller/crds charts/infra-controller/files charts/infra-controller/crds charts/kubevirt/crds charts/kubevirt/files charts/cdi/crds charts/cdi/files test/crds pkg/apis addons/kubevirt-csi-snapshot-crds)"; if [[ -n "$$out" ]]; then echo "generated files are stale, run make generate:"; echo "$$out"; git diff -- charts; exit 1; fi
+
+# The infra-controller writes through package apply; a write that must stay
+# direct says why with a //writepath:direct directive (hack/writepath).
+.PHONY: verify-writepath
+verify-writepath: ## Fail on an infra-controller write that bypasses package apply without saying why.
+	$(GO) run ./hack/writepath ./pkg/infracontroller/...
 
 .PHONY: vet
 vet: ## Run go vet.

@@ -118,6 +118,7 @@ func ensureSnapshotCRDs(ctx context.Context, c ctrlruntimeclient.Client, crds []
 			errs = append(errs, fmt.Errorf("failed to get CustomResourceDefinition %s: %w", crd.GetName(), err))
 			continue
 		}
+		//writepath:direct a snapshot CRD is created once and unlabelled: whoever holds one owns it, and AlreadyExists means theirs
 		err = c.Create(ctx, crd.DeepCopy())
 		switch {
 		case apierrors.IsAlreadyExists(err):

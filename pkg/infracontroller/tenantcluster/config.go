@@ -134,6 +134,7 @@ func (r *Reconciler) ensureConfigMap(ctx context.Context, tc *infrav1alpha1.Tena
 	data, refused = validEntries(cm, namespace, data)
 	switch {
 	case len(data) == 0 && ours:
+		//writepath:direct the ConfigMap was read uncached and is ours by this TenantCluster's owner label, the rule of this reconciler
 		if err := r.Client.Delete(ctx, have); ctrlruntimeclient.IgnoreNotFound(err) != nil {
 			return refused, fmt.Errorf("failed to delete ConfigMap %s/%s: %w", namespace, cm.name, err)
 		}
@@ -170,6 +171,7 @@ func (r *Reconciler) writeConfigMap(ctx context.Context, tc *infrav1alpha1.Tenan
 			},
 			Data: data,
 		}
+		//writepath:direct created when an uncached read found none; AlreadyExists is an error the next reconcile resolves
 		if err := r.Client.Create(ctx, want); err != nil {
 			return fmt.Errorf("failed to create ConfigMap %s/%s: %w", namespace, name, err)
 		}
@@ -183,6 +185,7 @@ func (r *Reconciler) writeConfigMap(ctx context.Context, tc *infrav1alpha1.Tenan
 	want := have.DeepCopy()
 	want.Data = data
 	want.Labels[tenant.ManagedByLabel] = tenant.ManagedByValue
+	//writepath:direct a merge patch from the ConfigMap as read removes the dropped keys and needs no field manager of its own; package apply has no merge patch yet
 	if err := r.Client.Patch(ctx, want, ctrlruntimeclient.MergeFrom(have)); err != nil {
 		return fmt.Errorf("failed to patch ConfigMap %s/%s: %w", namespace, name, err)
 	}

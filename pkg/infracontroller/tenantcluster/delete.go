@@ -88,6 +88,7 @@ func (r *Reconciler) teardown(ctx context.Context, tc *infrav1alpha1.TenantClust
 			return false, s, err
 		}
 	}
+	//writepath:direct the namespace is the TenantCluster's by its owner label, checked when it was read
 	if err := r.Client.Delete(ctx, &ns); ctrlruntimeclient.IgnoreNotFound(err) != nil {
 		return false, step{infrav1alpha1.ReasonFailed, ""}, fmt.Errorf("failed to delete namespace %s: %w", name, err)
 	}
@@ -106,6 +107,7 @@ func (r *Reconciler) markDeleting(ctx context.Context, _ *infrav1alpha1.TenantCl
 		ns.Annotations = map[string]string{}
 	}
 	ns.Annotations[tenant.DeletingAnnotation] = "true"
+	//writepath:direct one annotation set by merge patch on the namespace as read
 	if err := r.Client.Patch(ctx, ns, ctrlruntimeclient.MergeFrom(base)); err != nil {
 		return false, step{infrav1alpha1.ReasonFailed, ""}, fmt.Errorf("failed to mark namespace %s as deleting: %w", ns.Name, err)
 	}
@@ -126,6 +128,7 @@ func (r *Reconciler) deleteVirtualMachines(ctx context.Context, _ *infrav1alpha1
 		if vms.Items[i].GetDeletionTimestamp() != nil {
 			continue
 		}
+		//writepath:direct the VirtualMachines are the machine-controller's: a deleted TenantCluster removes every one in its namespace, whoever made it
 		if err := r.Client.Delete(ctx, &vms.Items[i]); ctrlruntimeclient.IgnoreNotFound(err) != nil {
 			return false, step{infrav1alpha1.ReasonFailed, ""}, fmt.Errorf("failed to delete VirtualMachine %s/%s: %w", ns.Name, vms.Items[i].GetName(), err)
 		}

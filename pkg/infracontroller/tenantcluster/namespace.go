@@ -29,6 +29,7 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, tc *infrav1alpha1.Tena
 	if apierrors.IsNotFound(err) {
 		ns = corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{OwnerLabel: tc.Name}}}
 		setOptions(&ns, options)
+		//writepath:direct the namespace is created when a read found none; AlreadyExists is an error the next reconcile resolves
 		if err := r.Client.Create(ctx, &ns); err != nil {
 			return fmt.Errorf("failed to create namespace %s: %w", name, err)
 		}
@@ -52,6 +53,7 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, tc *infrav1alpha1.Tena
 	}
 	ns.Labels[OwnerLabel] = tc.Name
 	setOptions(&ns, options)
+	//writepath:direct the owner label and options annotation set by merge patch, keeping what others wrote to the namespace
 	if err := r.Client.Patch(ctx, &ns, ctrlruntimeclient.MergeFrom(base)); err != nil {
 		return fmt.Errorf("failed to patch namespace %s: %w", name, err)
 	}

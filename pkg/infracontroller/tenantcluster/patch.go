@@ -40,6 +40,7 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, tc *infrav1alpha1.Tena
 func (r *Reconciler) patchFinalizers(ctx context.Context, tc *infrav1alpha1.TenantCluster, change func(ctrlruntimeclient.Object, string) bool, what string) error {
 	base := tc.DeepCopy()
 	change(tc, infrav1alpha1.Finalizer)
+	//writepath:direct finalizers of our own TenantCluster, a merge patch guarded by its resourceVersion
 	if err := r.Client.Patch(ctx, tc, ctrlruntimeclient.MergeFromWithOptions(base, ctrlruntimeclient.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("failed to %s TenantCluster %s: %w", what, tc.Name, err)
 	}
@@ -60,6 +61,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, tc *infrav1alpha1.TenantCl
 	if err != nil {
 		return err
 	}
+	//writepath:direct the status subresource of our own TenantCluster, applied under FieldOwner so conditions merge by type
 	if err := r.Client.Status().Apply(ctx, ctrlruntimeclient.ApplyConfigurationFromUnstructured(apply),
 		ctrlruntimeclient.FieldOwner(FieldOwner), ctrlruntimeclient.ForceOwnership); ctrlruntimeclient.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("failed to apply the status of TenantCluster %s: %w", tc.Name, err)

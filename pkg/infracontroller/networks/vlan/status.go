@@ -59,6 +59,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, tc *infrav1alpha1.TenantCl
 	condition := meta.FindStatusCondition(tc.Status.Conditions, infrav1alpha1.ConditionVLANReady)
 	latest := tc
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		//writepath:direct the status of our own TenantCluster, retried on conflict with only this controller's fields set
 		err := r.Writer.Status().Update(ctx, latest)
 		if !apierrors.IsConflict(err) {
 			return err

@@ -56,13 +56,17 @@ func (r *reconciler) setDownSince(ctx context.Context, machine *clusterv1alpha1.
 }
 
 // instanceDown reports whether an instance that should run does not: it
-// stopped or its state is unknown, or it is starting again although the
-// Machine already had a Node (its VMI ended and is gone).
+// stopped or its state is unknown, or, once the Machine had a Node, it is
+// starting again (its VMI ended and is gone) or its VMI is being deleted.
+// KubeVirt deletes a failed VMI before it starts the next one, so a guest
+// that crashes at every start passes through deleting at each restart: were
+// that "not down", every restart would end the down period and a crash
+// loop would never be replaced.
 func instanceDown(s *scope, inst cloudprovider.Instance) bool {
 	switch inst.Status() {
 	case cloudprovider.StatusStopped, cloudprovider.StatusUnknown:
 		return true
-	case cloudprovider.StatusCreating:
+	case cloudprovider.StatusCreating, cloudprovider.StatusDeleting:
 		return s.machine.Status.NodeRef != nil
 	default:
 		return false

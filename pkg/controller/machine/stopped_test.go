@@ -47,6 +47,12 @@ func TestReconcileStoppedInstance(t *testing.T) {
 		{name: "starting for the first time", owned: true, steps: []step{{cloudprovider.StatusCreating, 0}, {cloudprovider.StatusCreating, time.Hour}}},
 		{name: "starting again after having a Node", owned: true, linked: true, steps: []step{{cloudprovider.StatusCreating, 0}, {cloudprovider.StatusCreating, 6 * time.Minute}},
 			wantDeleted: true, wantEvent: "Warning InstanceStopped"},
+		// A guest that crashes at every start: KubeVirt deletes each failed
+		// VMI and starts the next, and none of it ends the down period.
+		{name: "crash loop through deleting VMIs", owned: true, linked: true, steps: []step{
+			{cloudprovider.StatusStopped, 0}, {cloudprovider.StatusDeleting, time.Minute}, {cloudprovider.StatusCreating, 2 * time.Minute},
+			{cloudprovider.StatusStopped, 3 * time.Minute}, {cloudprovider.StatusDeleting, 4 * time.Minute}, {cloudprovider.StatusStopped, 6 * time.Minute},
+		}, wantDeleted: true, wantEvent: "Warning InstanceStopped"},
 		{name: "standalone Machine is kept", steps: []step{{cloudprovider.StatusStopped, 0}, {cloudprovider.StatusStopped, 6 * time.Minute}},
 			wantRequeue: grace, wantEvent: "Warning InstanceStopped"},
 		{name: "disabled", owned: true, grace: -1, steps: []step{{cloudprovider.StatusStopped, 0}, {cloudprovider.StatusStopped, time.Hour}}},

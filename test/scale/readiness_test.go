@@ -9,6 +9,7 @@ import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,6 +25,9 @@ type readiness struct {
 	nodeOf   map[string]string
 	linkedAt map[string]time.Time
 	readyAt  map[string]time.Time
+	// setChangedAt holds when a MachineSet's status was seen to change:
+	// the changes its MachineDeployment's status follows.
+	setChangedAt []time.Time
 }
 
 // recordReadiness records the readiness of the Machines of c, a cache of
@@ -32,12 +36,12 @@ type readiness struct {
 func recordReadiness(tb testing.TB, c cache.Cache) *readiness {
 	tb.Helper()
 	r := &readiness{now: time.Now, nodeOf: map[string]string{}, linkedAt: map[string]time.Time{}, readyAt: map[string]time.Time{}}
-	for _, kind := range []ctrlruntimeclient.Object{&clusterv1alpha1.Machine{}, &corev1.Node{}} {
+	for _, kind := range []ctrlruntimeclient.Object{&clusterv1alpha1.Machine{}, &corev1.Node{}, &clusterv1alpha1.MachineSet{}} {
 		informer, err := c.GetInformer(tb.Context(), kind)
 		if err == nil {
 			_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 				AddFunc:    func(obj any) { r.observe(obj) },
-				UpdateFunc: func(_, obj any) { r.observe(obj) },
+				UpdateFunc: func(old, obj any) { r.observeSet(old, obj); r.observe(obj) },
 			})
 		}
 		if err != nil {
@@ -67,6 +71,25 @@ func (r *readiness) observe(obj any) {
 			}
 		}
 	}
+}
+
+// observeSet records the time of a change of a MachineSet's status.
+func (r *readiness) observeSet(old, obj any) {
+	before, ok := old.(*clusterv1alpha1.MachineSet)
+	after, ok2 := obj.(*clusterv1alpha1.MachineSet)
+	if !ok || !ok2 || equality.Semantic.DeepEqual(before.Status, after.Status) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.setChangedAt = append(r.setChangedAt, r.now())
+}
+
+// setChanges returns when MachineSet statuses changed, in order.
+func (r *readiness) setChanges() []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.SortedFunc(slices.Values(r.setChangedAt), time.Time.Compare)
 }
 
 // times returns when each ready Machine became ready, in order.

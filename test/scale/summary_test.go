@@ -206,12 +206,12 @@ func (w webhookSummary) String() string {
 
 // String renders one scale-up.
 func (r result) String() string {
-	return fmt.Sprintf("%d replicas: controller %s, raw client %s (ratio %.2f; every VM after %s and %s; every Node Ready after %s in the controller run), requests per Machine: user %.2f, infra %.2f, controller peak RSS %d MiB, controller CPU %.1f s (%.4f s per Machine), readiness in %d status windows",
+	return fmt.Sprintf("%d replicas: controller %s, raw client %s (ratio %.2f; every VM after %s and %s; every Node Ready after %s in the controller run), requests per Machine: user %.2f, infra %.2f, controller peak RSS %d MiB, controller CPU %.1f s (%.4f s per Machine), readiness in %d status windows, MachineSet status changes in %d",
 		r.replicas, r.controllerTime.Round(time.Millisecond), r.rawTime.Round(time.Millisecond),
 		r.controllerTime.Seconds()/r.rawTime.Seconds(), r.controllerVMsCreated.Round(time.Millisecond), r.rawVMsCreated.Round(time.Millisecond),
 		r.controllerNodesReady.Round(time.Millisecond),
 		r.userRequests/float64(r.replicas), r.infraRequests/float64(r.replicas), r.peakRSS>>20,
-		r.cpu.Seconds(), r.cpu.Seconds()/float64(r.replicas), r.statusWindows) + webhookLine(r.webhook)
+		r.cpu.Seconds(), r.cpu.Seconds()/float64(r.replicas), r.statusWindows, r.deploymentWindows) + webhookLine(r.webhook)
 }
 
 func webhookLine(w *webhookResult) string {

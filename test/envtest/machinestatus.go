@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -70,6 +72,14 @@ func (e *Env) ServeMachineStatus(tb testing.TB, subresource bool) {
 		}
 		if kept := ptr.Deref(probe.Status.ErrorMessage, "") == sent; kept == subresource {
 			return errors.New("waiting for the API server to serve the new Machine CRD")
+		}
+		// The status endpoint too: a controller writes there first.
+		err := e.Client.Status().Update(ctx, probe)
+		if served := !apierrors.IsNotFound(err); served != subresource {
+			return fmt.Errorf("waiting for the API server to serve the new Machine CRD at machines/status: %w", err)
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
 		}
 		return nil
 	})

@@ -166,11 +166,7 @@ func (t Target) create(ctx context.Context, want *unstructured.Unstructured) (Re
 // newer object brings the next attempt.
 func (t Target) update(ctx context.Context, have ctrlruntimeclient.Object, want *unstructured.Unstructured, verbosity int) (Result, error) {
 	if !t.Owned(have) {
-		log.FromContext(ctx).V(verbosity).Info("leaving an object we did not create alone", "kind", want.GetKind(), "namespace", want.GetNamespace(), "name", want.GetName())
-		if t.InTheWay != nil {
-			t.InTheWay(ctx, want.GetKind(), have)
-		}
-		return Foreign, nil
+		return t.leave(ctx, want.GetKind(), have, verbosity), nil
 	}
 	holds, err := Holds(have, want)
 	if err != nil || holds {
@@ -192,6 +188,16 @@ func (t Target) update(ctx context.Context, have ctrlruntimeclient.Object, want 
 		return Unchanged, fmt.Errorf("failed to apply %s %s: %w", want.GetKind(), key(want), err)
 	}
 	return Applied, nil
+}
+
+// leave leaves have, an object of kind that Owned rejects, alone: it is
+// logged at verbosity and told to InTheWay.
+func (t Target) leave(ctx context.Context, kind string, have ctrlruntimeclient.Object, verbosity int) Result {
+	log.FromContext(ctx).V(verbosity).Info("leaving an object we did not create alone", "kind", kind, "namespace", have.GetNamespace(), "name", have.GetName())
+	if t.InTheWay != nil {
+		t.InTheWay(ctx, kind, have)
+	}
+	return Foreign
 }
 
 // migrate merges the fields our Update entry of have owns into our Apply

@@ -39,11 +39,7 @@ func (t Target) Create(ctx context.Context, obj ctrlruntimeclient.Object) (Resul
 		log.FromContext(ctx).V(1).Info("already created; the cache had not caught up", "kind", kind, "object", key(obj))
 		return Unchanged, nil
 	}
-	log.FromContext(ctx).Info("leaving an object we did not create alone", "kind", kind, "namespace", obj.GetNamespace(), "name", obj.GetName())
-	if t.InTheWay != nil {
-		t.InTheWay(ctx, kind, have)
-	}
-	return Foreign, nil
+	return t.leave(ctx, kind, have, inTheWayVerbosity), nil
 }
 
 // Delete deletes obj, as read, when Owned accepts it and it is not being

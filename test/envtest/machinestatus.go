@@ -75,13 +75,14 @@ func (e *Env) ServeMachineStatus(tb testing.TB, subresource bool) {
 		}
 		// The status endpoint too: a controller writes there first.
 		err := e.Client.Status().Update(ctx, probe)
-		if served := !apierrors.IsNotFound(err); served != subresource {
-			return fmt.Errorf("waiting for the API server to serve the new Machine CRD at machines/status: %w", err)
-		}
-		if err != nil && !apierrors.IsNotFound(err) {
+		switch refused := apierrors.IsNotFound(err); {
+		case refused == subresource:
+			return errors.New("waiting for the API server to serve the new Machine CRD at machines/status")
+		case refused:
+			return nil
+		default:
 			return err
 		}
-		return nil
 	})
 	if err != nil {
 		tb.Fatal(err)

@@ -4,13 +4,14 @@ import (
 	"cmp"
 	"context"
 
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
 // Access is how the infra-controller reaches tenant clusters: per tenant

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the control-plane binaries that envtest needs (kube-apiserver, etcd and
-# kube-controller-manager) from the Go module proxy, because no prebuilt
+# Builds the control-plane binaries that envtest needs (kube-apiserver, etcd,
+# kube-controller-manager and kube-scheduler) from the Go module proxy, because no prebuilt
 # binaries can be downloaded here. The result is cached outside the repository,
-# keyed by version, and the script is a no-op when the binaries already exist.
+# keyed by version, and the script is a no-op when the binaries already exist;
+# only a missing binary is built (kube-scheduler joined the set later).
 #
 # Prints the directory holding the binaries on stdout (for KUBEBUILDER_ASSETS);
 # progress goes to stderr.
@@ -14,7 +15,12 @@ CACHE_ROOT="${ENVTEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubevirt-kkp/envtes
 DEST="$CACHE_ROOT/k8s-${K8S_VERSION}-etcd-${ETCD_VERSION}-1"
 
 log() { echo "envtest-binaries: $*" >&2; }
-complete() { [[ -x "$DEST/kube-apiserver" && -x "$DEST/etcd" && -x "$DEST/kube-controller-manager" ]]; }
+KUBE_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler)
+complete() {
+  [[ -x "$DEST/etcd" ]] || return 1
+  local b
+  for b in "${KUBE_BINARIES[@]}"; do [[ -x "$DEST/$b" ]] || return 1; done
+}
 
 if complete; then
   echo "$DEST"
@@ -76,6 +82,7 @@ package tools
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler/app"
 )
 GO
   cat >"$dir/main.go" <<'GO'
@@ -87,11 +94,13 @@ GO
   # compatibility-version defaults) instead of v0.0.0-master.
   local pkg=k8s.io/component-base/version minor="${K8S_VERSION#1.}"
   local ldflags="-X ${pkg}.gitVersion=v${K8S_VERSION} -X ${pkg}.gitMajor=1 -X ${pkg}.gitMinor=${minor%%.*} -X ${pkg}.gitTreeState=clean"
-  (cd "$dir" && go mod tidy >/dev/null 2>&1 &&
-    go build -trimpath -ldflags "$ldflags" -o "$DEST/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver &&
-    mv "$DEST/kube-apiserver.tmp" "$DEST/kube-apiserver" &&
-    go build -trimpath -ldflags "$ldflags" -o "$DEST/kube-controller-manager.tmp" k8s.io/kubernetes/cmd/kube-controller-manager &&
-    mv "$DEST/kube-controller-manager.tmp" "$DEST/kube-controller-manager")
+  (cd "$dir" && go mod tidy >/dev/null 2>&1) || return 1
+  local b
+  for b in "${KUBE_BINARIES[@]}"; do
+    [[ ! -x "$DEST/$b" ]] || continue
+    (cd "$dir" && go build -trimpath -ldflags "$ldflags" -o "$DEST/$b.tmp" "k8s.io/kubernetes/cmd/$b" &&
+      mv "$DEST/$b.tmp" "$DEST/$b") || return 1
+  done
 }
 
 start=$SECONDS
@@ -99,8 +108,8 @@ if [[ ! -x "$DEST/etcd" ]]; then
   log "building etcd v${ETCD_VERSION} (about 1 minute on a cold cache and an idle 2-core machine)"
   build_etcd
 fi
-if [[ ! -x "$DEST/kube-apiserver" || ! -x "$DEST/kube-controller-manager" ]]; then
-  log "building kube-apiserver and kube-controller-manager v${K8S_VERSION} (about 5 minutes on a cold cache and an idle 2-core machine)"
+if ! complete; then
+  log "building the missing ones of ${KUBE_BINARIES[*]} v${K8S_VERSION} (about 6 minutes for all on a cold cache and an idle 2-core machine)"
   build_kube
 fi
 log "done in $((SECONDS - start))s: $DEST"

@@ -130,7 +130,7 @@ func ignoreCanceled(err error) error {
 }
 
 func startClusters(ctx context.Context) (*clusters, error) {
-	infra, err := envtest.New(ctx, envtest.WithVirtController(), envtest.WithCDIController(), envtest.WithKubeconfigNamespace(infraNamespace))
+	infra, err := envtest.New(ctx, envtest.WithVirtController(), envtest.WithCDIController(), envtest.WithScheduler(), envtest.WithKubeconfigNamespace(infraNamespace))
 	if err != nil {
 		return nil, fmt.Errorf("failed to start the infra control plane: %w", err)
 	}

@@ -140,7 +140,7 @@ func TestKubermaticMode(t *testing.T) {
 func startKKPRig(t *testing.T) *kkpRig {
 	t.Helper()
 	r := &kkpRig{dir: t.TempDir()}
-	r.infra = envtest.Start(t, envtest.WithVirtController(), envtest.WithCDIController(), envtest.WithKubeconfigNamespace(kkpNamespace))
+	r.infra = envtest.Start(t, envtest.WithVirtController(), envtest.WithCDIController(), envtest.WithScheduler(), envtest.WithKubeconfigNamespace(kkpNamespace))
 	r.user = envtest.Start(t, envtest.WithCSRSigning())
 	ctx := t.Context()
 	if err := prepareKKPInfra(ctx, r.infra.Client); err != nil {

@@ -69,7 +69,7 @@ func startSuite(t *testing.T) *suite {
 	// The infra cluster runs KubeVirt's and CDI's own controllers and
 	// admission; the simulator plays its nodes, kubelets, scheduler,
 	// provisioner, virt-handlers and guests.
-	s.infra = envtest.Start(t, envtest.WithVirtController(), envtest.WithCDIController(), envtest.WithKubeconfigNamespace(infraNamespace))
+	s.infra = envtest.Start(t, envtest.WithVirtController(), envtest.WithCDIController(), envtest.WithScheduler(), envtest.WithKubeconfigNamespace(infraNamespace))
 	s.user = envtest.Start(t, envtest.WithControllerManager(), envtest.WithMachineWebhook())
 	if err := prepareInfra(t.Context(), s.infra.Client); err != nil {
 		t.Fatal(err)

@@ -23,13 +23,13 @@ type binarySet struct {
 }
 
 var (
-	// controlPlaneBinaries are etcd, kube-apiserver and
-	// kube-controller-manager; KUBEBUILDER_ASSETS as in controller-runtime's
-	// envtest.
+	// controlPlaneBinaries are etcd, kube-apiserver,
+	// kube-controller-manager and kube-scheduler; KUBEBUILDER_ASSETS as in
+	// controller-runtime's envtest.
 	controlPlaneBinaries = binarySet{
 		env:    "KUBEBUILDER_ASSETS",
 		script: "hack/envtest-binaries.sh",
-		names:  []string{"etcd", "kube-apiserver", "kube-controller-manager"},
+		names:  []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"},
 	}
 	// upstreamBinaries are KubeVirt's and CDI's own code (test/upstream).
 	upstreamBinaries = binarySet{

@@ -53,8 +53,9 @@ type Env struct {
 	// signs CertificateSigningRequests with (WithCSRSigning), else nil.
 	SigningCA []byte
 
-	env *crenvtest.Environment
-	kcm *process
+	env       *crenvtest.Environment
+	kcm       *process
+	scheduler *process
 	// components are the upstream programs (webhooks, controllers) running
 	// beside the API server.
 	components []*process
@@ -72,6 +73,7 @@ type Option func(*options)
 
 type options struct {
 	controllerManager bool
+	scheduler         bool
 	csrSigning        bool
 	kubeVirt          bool
 	virtController    bool
@@ -211,6 +213,11 @@ func (e *Env) start(ctx context.Context, dir string, o options) error {
 			return err
 		}
 	}
+	if o.scheduler {
+		if e.scheduler, err = startScheduler(dir, e.KubeconfigPath, e.workDir); err != nil {
+			return err
+		}
+	}
 	if o.cdiController {
 		// Before virt-controller, which exits when CDI's CRDs appear later.
 		if err := e.startCDI(ctx); err != nil {
@@ -265,8 +272,10 @@ func (e *Env) Stop() error {
 		for _, unlock := range e.unlocks {
 			errs = append(errs, unlock())
 		}
-		if e.kcm != nil {
-			errs = append(errs, e.kcm.stop())
+		for _, p := range []*process{e.scheduler, e.kcm} {
+			if p != nil {
+				errs = append(errs, p.stop())
+			}
 		}
 		if e.env != nil {
 			if err := e.env.Stop(); err != nil {

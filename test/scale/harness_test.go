@@ -24,6 +24,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,10 +42,10 @@ type rig struct {
 	stopSim     func()
 }
 
-func startRig(tb testing.TB) *rig {
+func startRig(tb testing.TB, replicas int) *rig {
 	tb.Helper()
 	r := &rig{
-		infra: envtest.Start(tb, envtest.WithVirtController(), envtest.WithCDIController(), envtest.WithKubeconfigNamespace(infraNamespace)),
+		infra: envtest.Start(tb, envtest.WithVirtController(), envtest.WithCDIController(), envtest.WithScheduler(), envtest.WithKubeconfigNamespace(infraNamespace)),
 		user:  envtest.Start(tb, envtest.WithControllerManager()),
 	}
 	ctx := tb.Context()
@@ -63,7 +64,8 @@ func startRig(tb testing.TB) *rig {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := simulator.Add(ctx, mgr, simulator.Options{VirtHandler: r.infra.VirtHandlerConfig, UserClient: r.user.Client}); err != nil {
+	simOpts := simulator.Options{VirtHandler: r.infra.VirtHandlerConfig, UserClient: r.user.Client, NodeCapacity: nodeCapacity(replicas)}
+	if err := simulator.Add(ctx, mgr, simOpts); err != nil {
 		tb.Fatal(err)
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -72,6 +74,21 @@ func startRig(tb testing.TB) *rig {
 	r.stopSim = sync.OnceFunc(func() { cancel(); <-done })
 	tb.Cleanup(r.stopSim)
 	return r
+}
+
+// nodeCapacity is what each of the two simulated infra nodes offers for a
+// run of the given size: room for every VM (1 CPU, 1 GiB, and KubeVirt's
+// overhead) on either node, so that kube-scheduler, which accounts for
+// it, spreads them by its rules and never runs out.
+func nodeCapacity(replicas int) corev1.ResourceList {
+	capacity := simulator.DefaultNodeCapacity()
+	n := int64(replicas) + 110
+	for _, name := range []corev1.ResourceName{corev1.ResourcePods, "devices.kubevirt.io/kvm", "devices.kubevirt.io/tun", "devices.kubevirt.io/vhost-net"} {
+		capacity[name] = *resource.NewQuantity(n, resource.DecimalSI)
+	}
+	capacity[corev1.ResourceCPU] = *resource.NewQuantity(n, resource.DecimalSI)
+	capacity[corev1.ResourceMemory] = *resource.NewQuantity(n*2<<30, resource.BinarySI)
+	return capacity
 }
 
 // stop stops the simulator and both control planes before the test ends:

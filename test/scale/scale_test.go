@@ -93,13 +93,13 @@ func measureRepeated(tb testing.TB, replicas, repeats int, timeout time.Duration
 func measure(tb testing.TB, replicas int, timeout time.Duration, s setup) result {
 	tb.Helper()
 	res := result{replicas: replicas}
-	raw := startRig(tb)
+	raw := startRig(tb, replicas)
 	var err error
 	if res.rawTime, res.rawVMsCreated, err = rawScaleUp(tb, raw, replicas, timeout, s.workers()); err != nil {
 		tb.Fatal(err)
 	}
 	raw.stop(tb)
-	r := startRig(tb)
+	r := startRig(tb, replicas)
 	run := startControllerRun(tb, r, s)
 	ctrlProc := run.proc
 	ctx, cancel := ctrlProc.untilExit(tb.Context())

@@ -97,7 +97,7 @@ func BenchmarkScaleUpUpstream(b *testing.B) {
 // exists and every Machine has a nodeRef.
 func measureUpstream(tb testing.TB, bin string, replicas int, timeout time.Duration) upstreamResult {
 	tb.Helper()
-	r := startRig(tb)
+	r := startRig(tb, replicas)
 	// Upstream writes a Machine's status (its addresses, its nodeRef) with
 	// an update of the whole Machine, which an API server serving the
 	// status subresource silently strips of the status.

@@ -1,19 +1,19 @@
 // Package simulator is a TEST COMPONENT that plays, on the infra cluster of
-// a test, what has no code that runs here: the kubelets and the scheduler of
-// the infra nodes, an external volume provisioner, KubeVirt's virt-handler
-// and the guests. KubeVirt's and CDI's own controllers (virt-controller,
-// cdi-controller) and admission run beside it (test/envtest WithKubeVirt,
-// WithVirtController, WithCDIController) and do everything else: VMs become
+// a test, what has no code that runs here: the kubelets of the infra nodes,
+// an external volume provisioner, KubeVirt's virt-handler and the guests.
+// KubeVirt's and CDI's own controllers (virt-controller, cdi-controller) and
+// admission and kube-scheduler run beside it (test/envtest WithKubeVirt,
+// WithVirtController, WithCDIController, WithScheduler) and do everything
+// else: VMs become
 // VMIs, DataVolumes and virt-launcher pods; DataVolumes become PVCs and
 // importer, cloner and upload server pods; migrations, evacuations,
 // restarts and deletions follow KubeVirt's and CDI's rules.
 //
 // What it plays:
-//   - infra nodes (NodeName, SecondNodeName, ...): Ready, with capacity,
-//     labelled and kept alive by their simulated virt-handler;
-//   - the scheduler: pending pods are bound to a node their node selector,
-//     required node affinity, required pod anti-affinity and taints allow,
-//     the least loaded first; WaitForFirstConsumer claims get the node;
+//   - infra nodes (NodeName, SecondNodeName, ...): Ready, with capacity
+//     (Options.NodeCapacity) that kube-scheduler accounts for, zone and
+//     region labels (Zones, Region), labelled and kept alive by their
+//     simulated virt-handler;
 //   - the kubelets: bound pods run at once (IPs, container states, readiness
 //     from the readiness gates), deleted pods go, and the programs of
 //     known images run to their real termination messages: CDI's importer

@@ -21,27 +21,43 @@ const (
 	SecondNodeName = "infra-node-sim-2"
 )
 
-// infraNodeCapacity is what every simulated infra node offers: plenty, so
-// that only placement rules decide where a pod goes.
-var infraNodeCapacity = corev1.ResourceList{
-	corev1.ResourceCPU:              resource.MustParse("64"),
-	corev1.ResourceMemory:           resource.MustParse("256Gi"),
-	corev1.ResourcePods:             resource.MustParse("500"),
-	corev1.ResourceEphemeralStorage: resource.MustParse("1Ti"),
-	"devices.kubevirt.io/kvm":       resource.MustParse("1k"),
-	"devices.kubevirt.io/tun":       resource.MustParse("1k"),
-	"devices.kubevirt.io/vhost-net": resource.MustParse("1k"),
-	"hugepages-2Mi":                 resource.MustParse("64Gi"),
+// Region is the region of every simulated infra node; Zones are their
+// zones, the i-th node of Options.Nodes in Zones[i%len(Zones)].
+const Region = "region-sim"
+
+// Zones are the zones the simulated infra nodes are spread over.
+var Zones = []string{"zone-a", "zone-b", "zone-c"}
+
+// ZoneOf returns the zone of the i-th infra node.
+func ZoneOf(i int) string { return Zones[i%len(Zones)] }
+
+// DefaultNodeCapacity is what every simulated infra node offers unless
+// Options.NodeCapacity says otherwise: a large node (64 CPUs, 256 GiB, a
+// kubelet's default of 110 pods), so that in the tests placement rules
+// decide first, yet a finite one that kube-scheduler accounts for.
+func DefaultNodeCapacity() corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse("64"),
+		corev1.ResourceMemory:           resource.MustParse("256Gi"),
+		corev1.ResourcePods:             resource.MustParse("110"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("1Ti"),
+		"devices.kubevirt.io/kvm":       resource.MustParse("1k"),
+		"devices.kubevirt.io/tun":       resource.MustParse("1k"),
+		"devices.kubevirt.io/vhost-net": resource.MustParse("1k"),
+		"hugepages-2Mi":                 resource.MustParse("64Gi"),
+	}
 }
 
-// createInfraNodes registers the infra nodes as their kubelets would.
-// KubeVirt's own labels come from the simulated virt-handlers.
-func createInfraNodes(ctx context.Context, c ctrlruntimeclient.Client, names []string) error {
-	for _, name := range names {
+// createInfraNodes registers the infra nodes as their kubelets would, with
+// their zone and region. KubeVirt's own labels come from the simulated
+// virt-handlers.
+func createInfraNodes(ctx context.Context, c ctrlruntimeclient.Client, names []string, capacity corev1.ResourceList) error {
+	for i, name := range names {
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
 			corev1.LabelHostname: name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64",
+			corev1.LabelTopologyZone: ZoneOf(i), corev1.LabelTopologyRegion: Region,
 		}}}
-		status := corev1.NodeStatus{Capacity: infraNodeCapacity.DeepCopy(), Allocatable: infraNodeCapacity.DeepCopy()}
+		status := corev1.NodeStatus{Capacity: capacity.DeepCopy(), Allocatable: capacity.DeepCopy()}
 		if err := registerNode(ctx, c, node, hostIP(name), status); err != nil {
 			return err
 		}

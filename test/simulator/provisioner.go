@@ -120,17 +120,3 @@ func (r *volumeReclaimer) Reconcile(ctx context.Context, req reconcile.Request) 
 	}
 	return reconcile.Result{}, nil
 }
-
-// waitsForConsumer reports whether a PVC's class binds volumes only once a
-// pod uses them.
-func waitsForConsumer(ctx context.Context, c ctrlruntimeclient.Client, pvc *corev1.PersistentVolumeClaim) (bool, error) {
-	name := ptr.Deref(pvc.Spec.StorageClassName, "")
-	if name == "" {
-		return false, nil
-	}
-	class := &storagev1.StorageClass{}
-	if err := c.Get(ctx, ctrlruntimeclient.ObjectKey{Name: name}, class); err != nil {
-		return false, ctrlruntimeclient.IgnoreNotFound(err)
-	}
-	return ptr.Deref(class.VolumeBindingMode, storagev1.VolumeBindingImmediate) == storagev1.VolumeBindingWaitForFirstConsumer, nil
-}

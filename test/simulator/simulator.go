@@ -28,7 +28,11 @@ import (
 // Options tune the simulated infra cluster.
 type Options struct {
 	// Nodes are the infra nodes; NodeName and SecondNodeName when empty.
+	// The i-th is in zone Zones[i%3] of region Region.
 	Nodes []string
+	// NodeCapacity is what each infra node offers; DefaultNodeCapacity
+	// when nil. kube-scheduler places pods only where their requests fit.
+	NodeCapacity corev1.ResourceList
 	// VirtHandler returns the REST config of the virt-handler of a node
 	// (envtest.Env.VirtHandlerConfig); the simulated virt-handlers act
 	// with it. Required.
@@ -73,6 +77,9 @@ func (o Options) withDefaults() Options {
 	if len(o.Provisioners) == 0 {
 		o.Provisioners = []string{DefaultProvisioner}
 	}
+	if o.NodeCapacity == nil {
+		o.NodeCapacity = DefaultNodeCapacity()
+	}
 	return o
 }
 
@@ -87,7 +94,7 @@ func Add(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if err := createInfraNodes(ctx, direct, opts.Nodes); err != nil {
+	if err := createInfraNodes(ctx, direct, opts.Nodes, opts.NodeCapacity); err != nil {
 		return err
 	}
 	c := mgr.GetClient()
@@ -118,15 +125,9 @@ func newController(mgr ctrl.Manager, name string) *builder.Builder {
 		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)})
 }
 
-// addPodControllers registers the scheduler and the kubelets.
+// addPodControllers registers the kubelets. kube-scheduler binds the pods
+// (test/envtest WithScheduler).
 func addPodControllers(mgr ctrl.Manager, c ctrlruntimeclient.Client, opts Options) error {
-	unbound := predicate.NewPredicateFuncs(func(obj ctrlruntimeclient.Object) bool {
-		return obj.(*corev1.Pod).Spec.NodeName == ""
-	})
-	if err := newController(mgr, "simulator-scheduler").For(&corev1.Pod{}, builder.WithPredicates(unbound)).
-		Complete(&scheduler{client: c}); err != nil {
-		return err
-	}
 	cdi := &cdiPrograms{client: c, delay: opts.ImportDelay, importHTTP: opts.ImportHTTP, httpClient: opts.HTTPClient}
 	programs := cdi.programs()
 	for image, p := range (&launcher{client: c}).programs() {

@@ -45,7 +45,7 @@ type rig struct {
 
 func startRig(t *testing.T) *rig {
 	t.Helper()
-	env := envtest.Start(t, envtest.WithVirtController(), envtest.WithCDIController())
+	env := envtest.Start(t, envtest.WithVirtController(), envtest.WithCDIController(), envtest.WithScheduler())
 	images := &imageServer{}
 	server := httptest.NewServer(images)
 	t.Cleanup(server.Close)

@@ -38,3 +38,12 @@ type Instance interface {
 	// Status is the lifecycle state.
 	Status() InstanceStatus
 }
+
+// Waiting is implemented by an Instance that can say why it does not run
+// yet in the words of the infrastructure, such as a scheduler that places
+// it nowhere.
+type Waiting interface {
+	// WaitingFor returns the infrastructure's reason and message, or two
+	// empty strings while it names none.
+	WaitingFor() (reason, message string)
+}

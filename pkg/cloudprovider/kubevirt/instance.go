@@ -23,9 +23,14 @@ type instance struct {
 	status     cloudprovider.InstanceStatus
 	topology   map[string]string
 	infra      *infra.Client
+	// waitReason and waitMessage are why the VMI does not run yet.
+	waitReason, waitMessage string
 }
 
-var _ cloudprovider.Instance = &instance{}
+var (
+	_ cloudprovider.Instance = &instance{}
+	_ cloudprovider.Waiting  = &instance{}
+)
 
 // Name implements cloudprovider.Instance: the VM's name.
 func (i *instance) Name() string { return i.name }
@@ -48,6 +53,12 @@ func (i *instance) Status() cloudprovider.InstanceStatus { return i.status }
 // machine-controller sets them on the Node of the VM.
 func (i *instance) Topology() map[string]string { return i.topology }
 
+// WaitingFor implements cloudprovider.Waiting: the reason and message of
+// the VMI's PodScheduled condition while it is False, which virt-controller
+// copies from the virt-launcher pod, that is kube-scheduler's own words
+// (Unschedulable: "0/3 nodes are available: ...").
+func (i *instance) WaitingFor() (string, string) { return i.waitReason, i.waitMessage }
+
 // InfraClient returns the client of the infra cluster and namespace the VM
 // lives in, the one the provider read it with: the machine-controller
 // watches that namespace for the Machine and evacuates its VMI through it.
@@ -56,7 +67,7 @@ func (i *instance) InfraClient() *infra.Client { return i.infra }
 
 // newInstance describes a VM and its VMI (nil when there is none yet).
 func newInstance(v *kubevirtcorev1.VirtualMachine, vmi *kubevirtcorev1.VirtualMachineInstance) *instance {
-	return &instance{
+	inst := &instance{
 		name:       v.Name,
 		id:         string(v.UID),
 		providerID: vm.ProviderID(v.Name),
@@ -64,6 +75,24 @@ func newInstance(v *kubevirtcorev1.VirtualMachine, vmi *kubevirtcorev1.VirtualMa
 		status:     statusOf(v, vmi),
 		topology:   vmTopology(v),
 	}
+	if c := unscheduled(vmi); c != nil {
+		inst.waitReason, inst.waitMessage = c.Reason, c.Message
+	}
+	return inst
+}
+
+// unscheduled returns the VMI's PodScheduled condition while it is False
+// and the VMI waits for its pod, else nil.
+func unscheduled(vmi *kubevirtcorev1.VirtualMachineInstance) *kubevirtcorev1.VirtualMachineInstanceCondition {
+	if vmi == nil || vmi.DeletionTimestamp != nil || vmi.Status.Phase != kubevirtcorev1.Pending && vmi.Status.Phase != kubevirtcorev1.Scheduling {
+		return nil
+	}
+	for i, c := range vmi.Status.Conditions {
+		if c.Type == kubevirtcorev1.VirtualMachineInstanceConditionType(corev1.PodScheduled) && c.Status == corev1.ConditionFalse {
+			return &vmi.Status.Conditions[i]
+		}
+	}
+	return nil
 }
 
 // vmTopology returns the region and zone labels of a VM. The value

@@ -125,3 +125,41 @@ func TestInstanceTopology(t *testing.T) {
 		})
 	}
 }
+
+// The instance reports kube-scheduler's reason while the VMI waits for its
+// pod to be placed, and nothing once it is scheduled, runs or goes.
+func TestInstanceWaitingFor(t *testing.T) {
+	unscheduled := kubevirtcorev1.VirtualMachineInstanceCondition{
+		Type: kubevirtcorev1.VirtualMachineInstanceConditionType(corev1.PodScheduled), Status: corev1.ConditionFalse,
+		Reason: corev1.PodReasonUnschedulable, Message: "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules.",
+	}
+	scheduled := unscheduled
+	scheduled.Status, scheduled.Reason, scheduled.Message = corev1.ConditionTrue, "", ""
+	for _, tc := range []struct {
+		name       string
+		phase      kubevirtcorev1.VirtualMachineInstancePhase
+		conditions []kubevirtcorev1.VirtualMachineInstanceCondition
+		deleting   bool
+		reason     string
+	}{
+		{name: "pending, unschedulable", phase: kubevirtcorev1.Pending, conditions: []kubevirtcorev1.VirtualMachineInstanceCondition{unscheduled}, reason: corev1.PodReasonUnschedulable},
+		{name: "scheduling, unschedulable", phase: kubevirtcorev1.Scheduling, conditions: []kubevirtcorev1.VirtualMachineInstanceCondition{unscheduled}, reason: corev1.PodReasonUnschedulable},
+		{name: "pending, no condition", phase: kubevirtcorev1.Pending},
+		{name: "pending, scheduled", phase: kubevirtcorev1.Pending, conditions: []kubevirtcorev1.VirtualMachineInstanceCondition{scheduled}},
+		{name: "running with a stale condition", phase: kubevirtcorev1.Running, conditions: []kubevirtcorev1.VirtualMachineInstanceCondition{unscheduled}},
+		{name: "deleting", phase: kubevirtcorev1.Pending, conditions: []kubevirtcorev1.VirtualMachineInstanceCondition{unscheduled}, deleting: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := &kubevirtcorev1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "worker-1"}}
+			vmi := &kubevirtcorev1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "worker-1"},
+				Status: kubevirtcorev1.VirtualMachineInstanceStatus{Phase: tc.phase, Conditions: tc.conditions}}
+			if tc.deleting {
+				vmi.DeletionTimestamp = &metav1.Time{}
+			}
+			reason, message := newInstance(v, vmi).WaitingFor()
+			if reason != tc.reason || (reason == "") != (message == "") {
+				t.Errorf("WaitingFor() = %q, %q; want reason %q with its message", reason, message, tc.reason)
+			}
+		})
+	}
+}

@@ -159,7 +159,10 @@ type reconciler struct {
 	evacuations *prometheus.CounterVec
 	// migrations holds the live migrations reported, so each is
 	// reported once.
-	migrations migrationReports
+	migrations reportedOnce[migrationKey]
+	// waits holds the reasons for not running yet reported, so each is
+	// reported once per Machine.
+	waits reportedOnce[waitKey]
 }
 
 // Add registers the Machine controller with mgr.

@@ -32,6 +32,7 @@ func (r *reconciler) reconcileNormal(ctx context.Context, s *scope) (reconcile.R
 	s.infra = infraClientOf(inst)
 	watched := r.watches.use(ctx, ctrlruntimeclient.ObjectKeyFromObject(s.machine), s.infra)
 	clearError(s.machine)
+	r.reportWaiting(s, inst)
 	grace, deleted, err := r.checkStopped(ctx, s, inst)
 	if err != nil || deleted {
 		return reconcile.Result{}, err
@@ -52,6 +53,25 @@ func (r *reconciler) reconcileNormal(ctx context.Context, s *scope) (reconcile.R
 	wait, err := r.reconcileEvacuation(ctx, s)
 	res.RequeueAfter = earliest(earliest(res.RequeueAfter, grace), wait)
 	return res, err
+}
+
+// reportWaiting records, once per Machine, reason and message, why its
+// instance does not run yet in the infrastructure's own words (for
+// KubeVirt, kube-scheduler's reason for not placing the virt-launcher pod).
+// It is an event, not an error: the condition may clear by itself, when
+// the infra cluster gains room, say.
+func (r *reconciler) reportWaiting(s *scope, inst cloudprovider.Instance) {
+	w, ok := inst.(cloudprovider.Waiting)
+	if !ok || inst.Status() != cloudprovider.StatusCreating {
+		return
+	}
+	reason, message := w.WaitingFor()
+	if reason == "" || !r.waits.first(waitKey{machine: s.machine.UID, reason: reason, message: message}) {
+		return
+	}
+	s.log.Infow("The instance does not run yet", "instance", inst.Name(), "reason", reason, "message", message)
+	r.recorder.Eventf(s.machine, nil, corev1.EventTypeWarning, ReasonInstanceWaiting, "Schedule",
+		"Instance %s does not run yet: %s: %s", inst.Name(), reason, message)
 }
 
 // ensureFinalizers adds both finalizers, before any instance is created.

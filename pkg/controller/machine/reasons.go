@@ -7,6 +7,11 @@ const (
 	// ReasonCreated: the instance (VirtualMachine) was created; the
 	// message names it. Kubermatic's controller records it too.
 	ReasonCreated = "Created"
+	// ReasonInstanceWaiting (Warning): the infrastructure says why the
+	// instance does not run yet, e.g. kube-scheduler places its
+	// virt-launcher pod on no infra node; the message carries its reason
+	// and words. Once per Machine and message.
+	ReasonInstanceWaiting = "InstanceWaiting"
 	// ReasonReconcilingError (Warning): a reconcile failed and is
 	// retried; the message is the error.
 	ReasonReconcilingError = "ReconcilingError"

@@ -137,7 +137,7 @@ func buildTemplate(in Input) (*kubevirtcorev1.VirtualMachineInstanceTemplateSpec
 	spec := kubevirtcorev1.VirtualMachineInstanceSpec{
 		Domain:                        domain,
 		Affinity:                      buildAffinity(s, in.Facts, md),
-		TopologySpreadConstraints:     topologySpreadConstraints(s.TopologySpreadConstraints, md),
+		TopologySpreadConstraints:     topologySpreadConstraints(s, md),
 		NodeSelector:                  maps.Clone(s.NodeSelector),
 		Tolerations:                   slices.Clone(s.Tolerations),
 		TerminationGracePeriodSeconds: ptr.To(terminationGracePeriodSeconds),

@@ -171,9 +171,15 @@ func podAffinityTerms(t config.AffinityType, md string) ([]corev1.PodAffinityTer
 
 // topologySpreadConstraints returns the user's constraints, each selecting
 // the VMs of the MachineDeployment, or the default one that spreads them
-// over infra nodes when possible.
-func topologySpreadConstraints(spreads []config.TopologySpread, md string) []corev1.TopologySpreadConstraint {
+// over infra nodes when possible. A pod affinity preset asks for the
+// opposite of that default, so with one there is no default: kube-scheduler
+// weighs a soft preset and the default spread alike, and they would cancel.
+func topologySpreadConstraints(s *config.Settings, md string) []corev1.TopologySpreadConstraint {
+	spreads := s.TopologySpreadConstraints
 	if len(spreads) == 0 {
+		if s.Affinity.PodAffinity != config.AffinityNone {
+			return nil
+		}
 		return []corev1.TopologySpreadConstraint{{
 			MaxSkew:           1,
 			TopologyKey:       hostnameTopologyKey,

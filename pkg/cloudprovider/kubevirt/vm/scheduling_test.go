@@ -196,15 +196,34 @@ func TestBuildAffinity(t *testing.T) {
 func TestTopologySpreadConstraints(t *testing.T) {
 	selector := &metav1.LabelSelector{MatchLabels: map[string]string{"md": "worker"}}
 	tests := []struct {
-		name    string
-		spreads []config.TopologySpread
-		want    []corev1.TopologySpreadConstraint
+		name        string
+		spreads     []config.TopologySpread
+		podAffinity config.AffinityType
+		antiAffine  bool
+		want        []corev1.TopologySpreadConstraint
 	}{
 		{
 			name: "default spreads over hosts",
 			want: []corev1.TopologySpreadConstraint{{
 				MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: selector,
 			}},
+		},
+		{
+			name: "default spreads over hosts with pod anti-affinity",
+			want: []corev1.TopologySpreadConstraint{{
+				MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: selector,
+			}},
+			antiAffine: true,
+		},
+		{name: "no default with soft pod affinity", podAffinity: config.AffinitySoft},
+		{name: "no default with hard pod affinity", podAffinity: config.AffinityHard},
+		{
+			name:        "user constraints stay with pod affinity",
+			spreads:     []config.TopologySpread{{MaxSkew: 1, TopologyKey: LabelZone, WhenUnsatisfiable: corev1.ScheduleAnyway}},
+			podAffinity: config.AffinitySoft,
+			want: []corev1.TopologySpreadConstraint{
+				{MaxSkew: 1, TopologyKey: LabelZone, WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: selector},
+			},
 		},
 		{
 			name: "user constraints get the md selector",
@@ -220,7 +239,13 @@ func TestTopologySpreadConstraints(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, topologySpreadConstraints(tc.spreads, "worker")); diff != "" {
+			s := testSettings()
+			s.TopologySpreadConstraints = tc.spreads
+			s.Affinity.PodAffinity = tc.podAffinity
+			if tc.antiAffine {
+				s.Affinity.PodAntiAffinity = config.AffinitySoft
+			}
+			if diff := cmp.Diff(tc.want, topologySpreadConstraints(s, "worker")); diff != "" {
 				t.Errorf("topologySpreadConstraints() mismatch (-want +got):\n%s", diff)
 			}
 		})

@@ -57,6 +57,7 @@ func TestMachineController(t *testing.T) {
 	s.subtest("Kubermatic's Machine CRD, without a status subresource", s.testKubermaticMachineCRD)
 	s.subtest("invalid spec", s.testInvalidSpec)
 	s.subtest("KubeVirt's and CDI's rendering", s.testKubeVirtRendering)
+	s.subtest("placement by kube-scheduler", s.testPlacement)
 	s.subtest("MachineDeployment lifecycle", s.testMachineDeployment)
 	s.subtest("MachineDeployment scaled mid-rollout", s.testScaleMidRollout)
 	s.subtest("tenant network change rolls a MachineDeployment", s.testNetworkChange)

@@ -68,6 +68,11 @@ type kkpRig struct {
 	proxy   *kkp.ConnectProxy
 	started time.Time
 	dir     string
+	// controllerBin, controllerArgs and env start the controller again
+	// with the same command line (see killMidCreate).
+	controllerBin  string
+	controllerArgs []string
+	env            []string
 }
 
 // TestKubermaticMode runs machine-controller and its webhook exactly as
@@ -75,7 +80,8 @@ type kkpRig struct {
 // under its user-cluster RBAC identity, behind its webhook configuration,
 // on a Machine CRD without status subresource, with MachineDeployments as
 // Kubermatic writes them and operating-system-manager's bootstrap Secret.
-// A bad MachineDeployment is refused at create; one scales 0 → 3 → 1; the
+// A bad MachineDeployment is refused at create; one scales 0 → 3 → 1, then
+// to 4 with the controller killed by SIGKILL mid-create and started again; the
 // guests' serving certificates are approved and issued and a forged
 // request is not; a drained infra node's VM is evacuated; deletion leaves
 // nothing; the processes write no file. The infra API server is reached
@@ -122,6 +128,9 @@ func TestKubermaticMode(t *testing.T) {
 		}
 	}
 
+	r.scale(t, md, 1)
+	r.waitForMachines(t, 1)
+	r.killMidCreate(t, md, 1, 4)
 	r.scale(t, md, 1)
 	r.waitForMachines(t, 1)
 	if err := c.Delete(ctx, md); err != nil {
@@ -183,6 +192,7 @@ func startKKPRig(t *testing.T) *kkpRig {
 	}
 	kkp.WaitServing(t, r.webhook, "https://"+webhookAddr+"/healthz", ca, timeout)
 	args := kkp.WithAddress(kkp.WithAddress(kkp.ControllerArgs(r.dir), "-health-probe-address", healthAddr), "-metrics-address", metricsAddr)
+	r.controllerBin, r.controllerArgs, r.env = controllerBin, args, env
 	r.controller = kkp.Start(t, "machine-controller", controllerBin, args, env)
 	kkp.InstallWebhookConfiguration(t, r.user.Client, webhookAddr, ca, newDeployment("kkp-probe", 1, kkpSpec, 1, 0), timeout)
 	kkp.WaitServing(t, r.controller, "http://"+healthAddr+"/readyz", nil, timeout)

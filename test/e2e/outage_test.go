@@ -104,13 +104,20 @@ func (s *suite) countVMs(t *testing.T) (int, error) {
 // user-data Secret per Machine and no VM without Machine.
 func (s *suite) checkOnePerMachine(t *testing.T, machines []clusterv1alpha1.Machine) {
 	t.Helper()
+	checkOnePerMachine(t, s.infra.Client, infraNamespace, machines)
+}
+
+// checkOnePerMachine checks that the infra namespace holds one VM and one
+// user-data Secret per Machine and no VM without Machine.
+func checkOnePerMachine(t *testing.T, infra ctrlruntimeclient.Client, namespace string, machines []clusterv1alpha1.Machine) {
+	t.Helper()
 	ctx := t.Context()
 	vms := &kubevirtcorev1.VirtualMachineList{}
-	if err := s.infra.Client.List(ctx, vms, ctrlruntimeclient.InNamespace(infraNamespace)); err != nil {
+	if err := infra.List(ctx, vms, ctrlruntimeclient.InNamespace(namespace)); err != nil {
 		t.Fatal(err)
 	}
 	all := &corev1.SecretList{}
-	if err := s.infra.Client.List(ctx, all, ctrlruntimeclient.InNamespace(infraNamespace)); err != nil {
+	if err := infra.List(ctx, all, ctrlruntimeclient.InNamespace(namespace)); err != nil {
 		t.Fatal(err)
 	}
 	// CDI's clones of the image cache make Secrets of their own for a while.

@@ -107,6 +107,16 @@ func (p *Process) Stop(tb testing.TB) {
 	}
 }
 
+// Kill ends the process with SIGKILL, as the kernel's OOM killer or a
+// node failure does: no handler runs, nothing is flushed or released.
+func (p *Process) Kill(tb testing.TB) {
+	tb.Helper()
+	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		tb.Fatalf("failed to kill %s: %v", p.name, err)
+	}
+	<-p.exited
+}
+
 // PID is the process's id.
 func (p *Process) PID() int { return p.cmd.Process.Pid }
 

@@ -3,6 +3,7 @@ package imagebuild
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -125,25 +127,13 @@ func files(t *testing.T, img v1.Image) map[string]layerFile {
 // entrypoint, user, platform and labels, the root's files, and an SBOM
 // that lists the binary's modules.
 func TestMachineControllerImage(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc := Image{Name: "machine-controller", Package: "github.com/kubevirt-kkp/kkp-kubevirt/cmd/machine-controller", Names: []string{"machine-controller", "webhook"}}
-	built, err := Build(t.Context(), testOptions(root), []Image{mc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := built[0]
+	b := machineControllerBuild(t)
 	sizes, err := Sizes(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s@%s: %s", b.Ref, b.Digest, sizes)
-	img, err := b.Index.Image(platformDigest(t, b.Index, amd64))
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := machineControllerAMD64(t)
 	cfg, err := img.ConfigFile()
 	if err != nil {
 		t.Fatal(err)
@@ -159,6 +149,44 @@ func TestMachineControllerImage(t *testing.T) {
 	}
 	runAsNobody(t, bin)
 	checkSBOM(t, b)
+}
+
+// machineControllerBuilt is the one build of the real machine-controller
+// image the package's tests share: a build takes most of their time.
+var machineControllerBuilt = sync.OnceValues(func() (Built, error) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		return Built{}, err
+	}
+	mc := Image{Name: "machine-controller", Package: "github.com/kubevirt-kkp/kkp-kubevirt/cmd/machine-controller", Names: []string{"machine-controller", "webhook"}}
+	// Not a test's context: the build outlives the first test that asks.
+	built, err := Build(context.Background(), testOptions(root), []Image{mc})
+	if err != nil {
+		return Built{}, err
+	}
+	return built[0], nil
+})
+
+// machineControllerBuild builds the machine-controller image for
+// linux/amd64 on the first call and returns that build on every call.
+func machineControllerBuild(t *testing.T) Built {
+	t.Helper()
+	b, err := machineControllerBuilt()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// machineControllerAMD64 is the linux/amd64 image of machineControllerBuild.
+func machineControllerAMD64(t *testing.T) v1.Image {
+	t.Helper()
+	b := machineControllerBuild(t)
+	img, err := b.Index.Image(platformDigest(t, b.Index, amd64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
 }
 
 // platformDigest is the digest of the manifest for p in idx.

@@ -2,15 +2,24 @@ package imagebuild
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/cli"
+	"helm.sh/helm/v3/pkg/registry"
+	"helm.sh/helm/v3/pkg/release"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/charts"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/registrytest"
+	"github.com/kubevirt-kkp/kkp-kubevirt/test/envtest"
 )
 
 // TestPackagedChartsPinOurImages: the packaged machine-controller chart
@@ -49,12 +58,16 @@ func TestPackagedChartsPinOurImages(t *testing.T) {
 	}
 }
 
-// TestPushCharts: a packaged chart pushed through Helm's registry client
-// is at oci://REPOSITORY/<chart>:<version> under the digest returned.
+// TestPushCharts: packaged charts pushed through Helm's registry client
+// are at oci://REPOSITORY/<chart>:<version> under the digests returned,
+// and helm install of one from there, through Helm's SDK, runs our image
+// by digest.
 func TestPushCharts(t *testing.T) {
 	reg := registrytest.Start(t)
+	controllerImage := reg.Host + "/kkp/machine-controller:v0.1.0@sha256:" + strings.Repeat("c", 64)
 	files, err := PackageCharts(charts.FS, map[string]map[string]string{
-		"infra-controller": {"ghcr.io/kubevirt-kkp/infra-controller:v0.1.0": reg.Host + "/kkp/infra-controller:v0.1.0@sha256:" + strings.Repeat("d", 64)},
+		"infra-controller":   {"ghcr.io/kubevirt-kkp/infra-controller:v0.1.0": reg.Host + "/kkp/infra-controller:v0.1.0@sha256:" + strings.Repeat("d", 64)},
+		"machine-controller": {"ghcr.io/kubevirt-kkp/machine-controller:v0.1.0": controllerImage},
 	}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -63,18 +76,78 @@ func TestPushCharts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(refs) != 1 || !strings.HasPrefix(refs[0], "oci://"+reg.Host+"/kkp/charts/infra-controller:0.1.0@sha256:") {
+	if len(refs) != 2 || !strings.HasPrefix(refs[0], "oci://"+reg.Host+"/kkp/charts/infra-controller:0.1.0@sha256:") {
 		t.Fatalf("pushed %v", refs)
 	}
-	want, err := name.NewDigest(strings.Replace(strings.TrimPrefix(refs[0], "oci://"), ":0.1.0@", "@", 1))
+	for _, ref := range refs {
+		want, err := name.NewDigest(strings.Replace(strings.TrimPrefix(ref, "oci://"), ":0.1.0@", "@", 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc, err := remote.Head(want.Context().Tag("0.1.0"))
+		if err != nil {
+			t.Fatalf("the chart is not in the registry: %v", err)
+		}
+		if desc.Digest.String() != want.DigestStr() {
+			t.Errorf("the registry has %s, the push returned %s", desc.Digest, want.DigestStr())
+		}
+	}
+	t.Run("helm install", func(t *testing.T) {
+		env := cluster.Env(t)
+		rel := helmInstallOCI(t, env, "oci://"+reg.Host+"/kkp/charts/machine-controller", "0.1.0", "kkp-charts")
+		var deployments appsv1.DeploymentList
+		if err := env.Client.List(t.Context(), &deployments, ctrlruntimeclient.InNamespace(rel.Namespace)); err != nil {
+			t.Fatal(err)
+		}
+		if len(deployments.Items) == 0 {
+			t.Fatalf("release %s made no Deployment", rel.Name)
+		}
+		for _, d := range deployments.Items {
+			for _, c := range d.Spec.Template.Spec.Containers {
+				if c.Image != controllerImage {
+					t.Errorf("Deployment %s runs %s, want %s", d.Name, c.Image, controllerImage)
+				}
+			}
+		}
+	})
+}
+
+// helmInstallOCI installs version of the chart at ref (oci://, plain HTTP)
+// into the cluster of env as helm install does: Helm's registry client
+// pulls the chart, action.Install installs it with its default values
+// into namespace, which it creates.
+func helmInstallOCI(t *testing.T, env *envtest.Env, ref, version, namespace string) *release.Release {
+	t.Helper()
+	client, err := registry.NewClient(registry.ClientOptPlainHTTP())
 	if err != nil {
 		t.Fatal(err)
 	}
-	desc, err := remote.Head(want.Context().Tag("0.1.0"))
+	getter := genericclioptions.NewConfigFlags(false)
+	getter.KubeConfig, getter.Namespace = &env.KubeconfigPath, &namespace
+	cfg := &action.Configuration{RegistryClient: client}
+	if err := cfg.Init(getter, namespace, "secret", t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	install := action.NewInstall(cfg)
+	install.SetRegistryClient(client)
+	install.ReleaseName, install.Namespace, install.CreateNamespace = "machine-controller", namespace, true
+	install.Version, install.PlainHTTP = version, true
+	// Helm's settings name its caches; the test's are its own.
+	settings := cli.New()
+	dir := t.TempDir()
+	settings.RepositoryCache, settings.RepositoryConfig = dir, filepath.Join(dir, "repositories.yaml")
+	settings.RegistryConfig = filepath.Join(dir, "registry.json")
+	chartPath, err := install.LocateChart(ref, settings)
 	if err != nil {
-		t.Fatalf("the chart is not in the registry: %v", err)
+		t.Fatalf("failed to pull %s: %v", ref, err)
 	}
-	if desc.Digest.String() != want.DigestStr() {
-		t.Errorf("the registry has %s, the push returned %s", desc.Digest, want.DigestStr())
+	ch, err := loader.Load(chartPath)
+	if err != nil {
+		t.Fatal(err)
 	}
+	rel, err := install.RunWithContext(t.Context(), ch, nil)
+	if err != nil {
+		t.Fatalf("failed to install %s: %v", ref, err)
+	}
+	return rel
 }

@@ -51,24 +51,35 @@ type Process struct {
 // when this process dies. The files it needs must be readable by UID.
 func Start(tb testing.TB, name, bin string, args, env []string) *Process {
 	tb.Helper()
-	p := &Process{name: name, exited: make(chan struct{})}
-	p.cmd = exec.Command(bin, args...) //nolint:gosec,noctx // the test's own binary; stopped in Cleanup
-	p.cmd.Dir = "/"
-	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
-	p.cmd.Stdout, p.cmd.Stderr = &p.log, &p.log
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	p := newProcess(name, bin, args, append([]string{"PATH=" + os.Getenv("PATH")}, env...))
 	if os.Geteuid() == 0 {
 		p.cmd.SysProcAttr.Credential = &syscall.Credential{Uid: UID, Gid: GID}
 	}
 	if err := p.cmd.Start(); err != nil {
 		tb.Fatalf("failed to start %s: %v", name, err)
 	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.exited)
-	}()
+	go p.wait()
 	tb.Cleanup(func() { p.Stop(tb) })
 	return p
+}
+
+// newProcess prepares bin with args and exactly env, in the root
+// directory. The kernel kills it when the thread that starts it ends: for
+// a goroutine not locked to its thread, when this process dies.
+func newProcess(name, bin string, args, env []string) *Process {
+	p := &Process{name: name, exited: make(chan struct{})}
+	p.cmd = exec.Command(bin, args...) //nolint:gosec,noctx // the test's own binary; stopped in Cleanup
+	p.cmd.Dir = "/"
+	p.cmd.Env = env
+	p.cmd.Stdout, p.cmd.Stderr = &p.log, &p.log
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return p
+}
+
+// wait waits for the started process and records how it ended.
+func (p *Process) wait() {
+	p.err = p.cmd.Wait()
+	close(p.exited)
 }
 
 // AsUID reports whether processes run as UID (this process is root).

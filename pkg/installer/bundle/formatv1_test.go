@@ -60,7 +60,7 @@ func TestVersion1BundlesAreRead(t *testing.T) {
 		t.Errorf("metadata of a format version 1 bundle: %+v", m)
 	}
 	_, dst := pushBundle(t, file)
-	desc, err := remote.Head(relocated(t, dst, indexRef))
+	desc, err := remote.Head(registrytest.Relocated(t, dst, indexRef))
 	if err != nil {
 		t.Fatalf("the image of a format version 1 bundle was not pushed: %v", err)
 	}

@@ -112,18 +112,14 @@ func (b *builder) writeManifest(item mirror.Item) (v1.Descriptor, error) {
 		return v1.Descriptor{}, fmt.Errorf("failed to read the index: %w", err)
 	}
 	for _, d := range manifest.Manifests {
-		child := mirror.Item{FromRegistry: item.FromRegistry}
-		switch {
-		case d.MediaType.IsIndex():
-			child.Index, err = item.Index.ImageIndex(d.Digest)
-		case d.MediaType.IsImage():
-			child.Image, err = item.Index.Image(d.Digest)
-		default:
+		child, ok, err := mirror.IndexEntry(item.Index, d)
+		if !ok {
 			return v1.Descriptor{}, fmt.Errorf("index entry %s has media type %s, which is neither an image nor an index", d.Digest, d.MediaType)
 		}
 		if err != nil {
 			return v1.Descriptor{}, fmt.Errorf("failed to read index entry %s: %w", d.Digest, err)
 		}
+		child.FromRegistry = item.FromRegistry
 		if _, err := b.writeManifest(child); err != nil {
 			return v1.Descriptor{}, fmt.Errorf("failed to store index entry %s: %w", d.Digest, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/mirror"
+	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/registrytest"
 )
 
 const ourRef = "ghcr.io/kubevirt-kkp/machine-controller:v0.1.0"
@@ -68,7 +69,7 @@ func TestBundleTakesOurImagesFromTheLayout(t *testing.T) {
 	if pushed != digest || len(manifest.Manifests) != 2 {
 		t.Errorf("pushed %s with %d manifests, want %s with both platforms", pushed, len(manifest.Manifests), digest)
 	}
-	target := relocated(t, dst, pinned)
+	target := registrytest.Relocated(t, dst, pinned)
 	if _, err := remote.Head(target.Context().Tag("sha256-" + digest.Hex + ".sig")); err != nil {
 		t.Errorf("the signature was not pushed: %v", err)
 	}

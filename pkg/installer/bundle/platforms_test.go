@@ -118,24 +118,10 @@ func extracted(t *testing.T, file string) []mirror.Item {
 	return items
 }
 
-// relocated is ref moved to dst.
-func relocated(t *testing.T, dst mirror.Registry, ref string) name.Reference {
-	t.Helper()
-	target, err := dst.Relocate(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parsed, err := name.ParseReference(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return parsed
-}
-
 // pushedIndex returns the index ref was pushed as to dst.
 func pushedIndex(t *testing.T, dst mirror.Registry, ref string) (v1.Hash, *v1.IndexManifest) {
 	t.Helper()
-	target := relocated(t, dst, ref)
+	target := registrytest.Relocated(t, dst, ref)
 	idx, err := remote.Index(target)
 	if err != nil {
 		t.Fatalf("%s was not pushed: %v", target, err)

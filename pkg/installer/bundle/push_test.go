@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/mirror"
@@ -45,20 +44,13 @@ func TestExtractAndPush(t *testing.T) {
 		t.Errorf("first push: %+v, want 1 to 12 blob uploads and 4 manifests", first)
 	}
 	for _, img := range v.Metadata.Images {
-		target, err := dst.Relocate(img.Ref)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref, err := name.ParseReference(target)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ref := registrytest.Relocated(t, dst, img.Ref)
 		desc, err := remote.Head(ref)
 		if err != nil {
-			t.Fatalf("%s was not pushed: %v", target, err)
+			t.Fatalf("%s was not pushed: %v", ref, err)
 		}
 		if desc.Digest.String() != img.Digest {
-			t.Errorf("%s has digest %s, the bundle %s", target, desc.Digest, img.Digest)
+			t.Errorf("%s has digest %s, the bundle %s", ref, desc.Digest, img.Digest)
 		}
 	}
 	private.ResetCounts()

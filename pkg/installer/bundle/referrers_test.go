@@ -111,7 +111,7 @@ func TestReferrersAreKept(t *testing.T) {
 // with digest sig (none when sig is zero) and exactly the referrers want.
 func checkMirrorReferrers(t *testing.T, dst mirror.Registry, subject, sig v1.Hash, want []v1.Hash) {
 	t.Helper()
-	ref := relocated(t, dst, indexRef)
+	ref := registrytest.Relocated(t, dst, indexRef)
 	desc, err := remote.Head(ref.Context().Tag("sha256-" + subject.Hex + ".sig"))
 	switch {
 	case sig == v1.Hash{} && err == nil:

@@ -148,6 +148,10 @@ func Copy(ctx context.Context, items []Item, dst Registry, opts Options) error {
 		return err
 	}
 	opts = opts.withDefaults()
+	shared, err := newSharedBlobs(items)
+	if err != nil {
+		return err
+	}
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -160,7 +164,7 @@ func Copy(ctx context.Context, items []Item, dst Registry, opts Options) error {
 		slots <- struct{}{}
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			target, err := copyOne(ctx, item, dst, opts)
+			target, err := copyOne(ctx, item, dst, opts, shared)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -176,21 +180,22 @@ func Copy(ctx context.Context, items []Item, dst Registry, opts Options) error {
 }
 
 // copyOne writes one item and then its referrers.
-func copyOne(ctx context.Context, item Item, dst Registry, opts Options) (string, error) {
-	target, err := writeOne(ctx, item, dst, opts)
+func copyOne(ctx context.Context, item Item, dst Registry, opts Options, shared *sharedBlobs) (string, error) {
+	target, err := writeOne(ctx, item, dst, opts, shared)
 	if err != nil {
 		return "", err
 	}
 	for _, r := range item.Referrers {
-		if _, err := writeOne(ctx, r, dst, opts); err != nil {
+		if _, err := writeOne(ctx, r, dst, opts, shared); err != nil {
 			return "", fmt.Errorf("failed to push a referrer of %s: %w", item.Ref, err)
 		}
 	}
 	return target, nil
 }
 
-// writeOne writes one item's image or index, retrying.
-func writeOne(ctx context.Context, item Item, dst Registry, opts Options) (string, error) {
+// writeOne writes one item's image or index, retrying, after the layers it
+// shares with other items.
+func writeOne(ctx context.Context, item Item, dst Registry, opts Options, shared *sharedBlobs) (string, error) {
 	target, err := dst.Relocate(item.Ref)
 	if err != nil {
 		return "", err
@@ -205,10 +210,9 @@ func writeOne(ctx context.Context, item Item, dst Registry, opts Options) (strin
 	}
 	wait := opts.Backoff
 	for attempt := 1; ; attempt++ {
-		if item.Index != nil {
-			err = remote.WriteIndex(ref, item.Index, opts.remoteOptions(ctx)...)
-		} else {
-			err = remote.Write(ref, item.Image, opts.remoteOptions(ctx)...)
+		ropts := opts.remoteOptions(ctx)
+		if err = shared.upload(ctx, item, ref.Context(), ropts); err == nil {
+			err = writeItem(ref, item, ropts)
 		}
 		if err == nil {
 			return target, nil
@@ -223,6 +227,14 @@ func writeOne(ctx context.Context, item Item, dst Registry, opts Options) (strin
 		}
 		wait = nextBackoff(wait)
 	}
+}
+
+// writeItem writes an item's index or image.
+func writeItem(ref name.Reference, item Item, ropts []remote.Option) error {
+	if item.Index != nil {
+		return remote.WriteIndex(ref, item.Index, ropts...)
+	}
+	return remote.Write(ref, item.Image, ropts...)
 }
 
 // Pull returns the images of refs from their upstream registries, or from

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/installer/mirror"
@@ -39,15 +38,8 @@ func TestPullAndCopy(t *testing.T) {
 		t.Errorf("progress:\n%s", progress.String())
 	}
 	for _, ref := range refs {
-		target, err := dst.Relocate(ref)
-		if err != nil {
-			t.Fatal(err)
-		}
-		parsed, err := name.ParseReference(target)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := remote.Image(parsed)
+		target := registrytest.Relocated(t, dst, ref)
+		got, err := remote.Image(target)
 		if err != nil {
 			t.Fatalf("%s is not in the private registry: %v", target, err)
 		}

@@ -23,8 +23,12 @@ import (
 
 // Counts are the requests a Registry served.
 type Counts struct {
-	// BlobUploads counts started blob uploads (POST .../blobs/uploads/).
+	// BlobUploads counts started blob uploads (POST .../blobs/uploads/);
+	// a mount request that mounts the blob starts none.
 	BlobUploads int
+	// Mounts counts blobs mounted from another repository under
+	// WithRepositoryBlobs (POST .../blobs/uploads/?mount=...&from=...).
+	Mounts int
 	// BlobChecks counts blob existence checks (HEAD .../blobs/...).
 	BlobChecks int
 	// ManifestPuts counts manifest uploads.
@@ -45,33 +49,45 @@ type Registry struct {
 	counts Counts
 	// failures is how many blob upload requests still fail with 503.
 	failures int
+	// blobs are the blobs of each repository under WithRepositoryBlobs;
+	// nil otherwise.
+	blobs repoBlobs
 }
 
 // Option configures a Registry.
-type Option func(*[]registry.Option)
+type Option func(*config)
+
+// config is what the Options of Start set.
+type config struct {
+	registry        []registry.Option
+	repositoryBlobs bool
+}
 
 // WithReferrersAPI serves the OCI 1.1 referrers API. Without it the
 // registry answers the API with 404, and clients fall back to the
 // sha256-<hex> tag schema.
 func WithReferrersAPI() Option {
-	return func(opts *[]registry.Option) { *opts = append(*opts, registry.WithReferrersSupport(true)) }
+	return func(c *config) { c.registry = append(c.registry, registry.WithReferrersSupport(true)) }
 }
 
 // Start serves a registry until the test ends.
 func Start(t testing.TB, opts ...Option) *Registry {
 	t.Helper()
 	r := &Registry{}
-	ropts := []registry.Option{registry.Logger(discardLogger)}
+	c := config{registry: []registry.Option{registry.Logger(discardLogger)}}
 	for _, o := range opts {
-		o(&ropts)
+		o(&c)
 	}
-	inner := registry.New(ropts...)
+	if c.repositoryBlobs {
+		r.blobs = repoBlobs{}
+	}
+	inner := registry.New(c.registry...)
 	r.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if r.count(req) {
 			http.Error(w, "injected transient failure", http.StatusServiceUnavailable)
 			return
 		}
-		inner.ServeHTTP(w, req)
+		r.serve(inner, w, req)
 	}))
 	t.Cleanup(r.server.Close)
 	r.Host = strings.TrimPrefix(r.server.URL, "http://")
@@ -170,6 +186,20 @@ func (r *Registry) Serve(t testing.TB, imgs map[string]v1.Image) {
 			t.Fatalf("failed to serve %s: %v", ref, err)
 		}
 	}
+}
+
+// Relocated is ref moved to dst, parsed.
+func Relocated(t testing.TB, dst mirror.Registry, ref string) name.Reference {
+	t.Helper()
+	target, err := dst.Relocate(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := name.ParseReference(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parsed
 }
 
 // discardLogger silences the registry's request log.

@@ -30,7 +30,6 @@ require (
 	k8s.io/apimachinery v0.37.0
 	k8s.io/cli-runtime v0.37.0
 	k8s.io/client-go v0.37.0
-	k8s.io/component-helpers v0.37.0
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 	kubevirt.io/api v1.9.0
 	kubevirt.io/containerized-data-importer-api v1.65.0

@@ -11,15 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/remote/outage"
 )
@@ -125,14 +122,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.secrets = secrets
 	own := r.Tenants.EnqueueOwnNamespace()
-	err = ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
-		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
+	err = r.Tenants.NamespaceController(mgr, ControllerName, 0).
 		Watches(&corev1.ServiceAccount{}, own).
 		Watches(&rbacv1.Role{}, own).
 		Watches(&rbacv1.RoleBinding{}, own).
 		WatchesRawSource(source.Kind(secrets, &corev1.Secret{}, tenant.EnqueueOwnNamespaceOf[*corev1.Secret](r.Tenants))).
-		WithOptions(controller.Options{RateLimiter: queue.RateLimiter(0)}).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("failed to set up the %s controller: %w", ControllerName, err)

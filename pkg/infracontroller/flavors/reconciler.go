@@ -14,12 +14,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
@@ -80,10 +78,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if workers <= 0 {
 		workers = DefaultWorkers
 	}
-	b := ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
-		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: queue.RateLimiter(0)})
+	b := r.Tenants.NamespaceController(mgr, ControllerName, workers)
 	if r.Options.Presets {
 		source := r.Options.sourceNamespace()
 		b = b.Watches(emptyObject(PresetGVK), r.Tenants.EnqueueAll(r.Reader),

@@ -13,16 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	infrav1alpha1 "github.com/kubevirt-kkp/kkp-kubevirt/pkg/apis/infra/v1alpha1"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/tenant"
 )
 
@@ -84,13 +81,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder(ControllerName)
 	}
-	err = ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
-		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
+	err = r.Tenants.NamespaceController(mgr, ControllerName, 0).
 		Watches(&networkingv1.NetworkPolicy{}, r.Tenants.EnqueueOwnNamespace()).
 		WatchesRawSource(r.Tenants.ConfigMapSource(configMaps)).
 		WatchesRawSource(source.Kind(configMaps, &corev1.ConfigMap{}, r.clusterPoliciesHandler())).
-		WithOptions(controller.Options{RateLimiter: queue.RateLimiter(0)}).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("failed to set up the %s controller: %w", ControllerName, err)

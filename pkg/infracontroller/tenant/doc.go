@@ -1,6 +1,7 @@
 // Package tenant holds the rules every controller of the infra-controller
 // shares about tenant namespaces: which infra namespaces belong to tenant
-// clusters (Matcher), how events on shared objects become one reconcile
+// clusters (Matcher), how a controller of tenant namespaces is set up
+// (NamespaceController), how events on shared objects become one reconcile
 // request per tenant namespace, which objects are ours (ManagedByLabel,
 // IsManaged) and so where those controllers write them (Target, the
 // apply.Target with that ownership rule), how a tenant namespace's

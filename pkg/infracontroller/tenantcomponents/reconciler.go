@@ -17,14 +17,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/addons"
-	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/controller/queue"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/componentaccess"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/csinodeplugin"
 	"github.com/kubevirt-kkp/kkp-kubevirt/pkg/infracontroller/storageclass"
@@ -123,9 +121,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.access = access
 	own := r.Tenants.EnqueueOwnNamespace()
 	secretName := r.Options.SecretName
-	b := ctrl.NewControllerManagedBy(mgr).
-		Named(comp.ControllerName).
-		For(&corev1.Namespace{}, builder.WithPredicates(r.Tenants.NamespacePredicate())).
+	b := r.Tenants.NamespaceController(mgr, comp.ControllerName, 4).
 		Watches(&corev1.Secret{}, own, builder.WithPredicates(named(secretName))).
 		Watches(&appsv1.Deployment{}, own, builder.WithPredicates(named(comp.Deployment), predicate.Or[ctrlruntimeclient.Object](
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
@@ -136,7 +132,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.mapsSnapshots() {
 		b = b.Watches(&storagev1.StorageClass{}, r.Tenants.EnqueueAll(r.Reader))
 	}
-	err = b.WithOptions(controller.Options{MaxConcurrentReconciles: 4, RateLimiter: queue.RateLimiter(0)}).Complete(r)
+	err = b.Complete(r)
 	if err != nil {
 		return fmt.Errorf("failed to set up the %s controller: %w", comp.ControllerName, err)
 	}

@@ -28,6 +28,12 @@ func withCloudProviderSpec(cloud, virtualMachine string) string {
 	return strings.Replace(providerSpec, `"virtualMachine": {"template": {`, replacement, 1)
 }
 
+// nodePreset is the affinity field of a node (anti-)affinity preset on the
+// infra nodes' hostnames.
+func nodePreset(field, kind string, nodes ...string) string {
+	return fmt.Sprintf(`"affinity": {%q: {"type": %q, "key": "kubernetes.io/hostname", "values": ["%s"]}}`, field, kind, strings.Join(nodes, `", "`))
+}
+
 // placementCase is a MachineDeployment whose VMs kube-scheduler places and
 // what the placement must show.
 type placementCase struct {
@@ -45,7 +51,8 @@ type placementCase struct {
 // and soft pod affinity keep a MachineDeployment's VMs on one infra node,
 // hard pod anti-affinity gives 4 VMs on 3 nodes one that stays Pending with
 // kube-scheduler's reason as an event on its Machine, and a zone pins the
-// VMs to that zone's node and labels their Nodes with it. Each outcome
+// VMs to that zone's node and labels their Nodes with it, and the hard node
+// presets put them where they say. Each outcome
 // differs from what kube-scheduler does without the preset (it spreads
 // pods over the least allocated nodes).
 func (s *suite) testPlacement(t *testing.T) {
@@ -55,6 +62,9 @@ func (s *suite) testPlacement(t *testing.T) {
 		{name: "together-soft", replicas: 3, spec: withCloudProviderSpec(`"affinity": {"podAffinityPreset": "soft"}`, ""), check: onOneNode(3)},
 		{name: "apart-hard", replicas: 4, spec: withCloudProviderSpec(`"affinity": {"podAntiAffinityPreset": "hard"}`, ""), check: apartWithOnePending},
 		{name: "zone-pinned", replicas: 2, spec: withCloudProviderSpec("", `"location": {"zone": "`+zone+`"}, `), check: onNodes(2, infraNodes[1])},
+		{name: "node-hard", replicas: 2, spec: withCloudProviderSpec(nodePreset("nodeAffinityPreset", "hard", infraNodes[2]), ""), check: onNodes(2, infraNodes[2])},
+		{name: "node-anti-hard", replicas: 2, spec: withCloudProviderSpec(nodePreset("nodeAntiAffinityPreset", "hard", infraNodes[0], infraNodes[1]), ""),
+			check: onNodes(2, infraNodes[2])},
 	}
 	var deployments []ctrlruntimeclient.Object
 	for _, pc := range cases {

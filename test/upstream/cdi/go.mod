@@ -6,13 +6,17 @@ module github.com/kubevirt-kkp/kkp-kubevirt/test/upstream/cdi
 go 1.26
 
 require (
+	github.com/kubernetes-csi/external-snapshotter/client/v6 v6.0.1
 	k8s.io/api v0.31.5
+	k8s.io/apimachinery v0.31.5
+	k8s.io/client-go v8.0.0+incompatible
 	kubevirt.io/containerized-data-importer v1.65.0
+	kubevirt.io/containerized-data-importer-api v0.0.0
 	sigs.k8s.io/controller-runtime v0.19.5
-	sigs.k8s.io/yaml v1.4.0
 )
 
 require (
+	github.com/appscode/jsonpatch v1.0.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/containers/image/v5 v5.32.0 // indirect
@@ -41,7 +45,6 @@ require (
 	github.com/josharian/intern v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/kelseyhightower/envconfig v1.4.0 // indirect
-	github.com/kubernetes-csi/external-snapshotter/client/v6 v6.0.1 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.2 // indirect
@@ -77,19 +80,17 @@ require (
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/apiextensions-apiserver v0.31.5 // indirect
-	k8s.io/apimachinery v0.31.5 // indirect
 	k8s.io/apiserver v0.31.5 // indirect
-	k8s.io/client-go v8.0.0+incompatible // indirect
 	k8s.io/component-helpers v0.31.5 // indirect
 	k8s.io/klog/v2 v2.130.1 // indirect
 	k8s.io/kube-aggregator v0.31.5 // indirect
 	k8s.io/kube-openapi v0.0.0-20240228011516-70dd3763d340 // indirect
 	k8s.io/utils v0.0.0-20240921022957-49e7df575cb6 // indirect
-	kubevirt.io/containerized-data-importer-api v0.0.0 // indirect
 	kubevirt.io/controller-lifecycle-operator-sdk v0.2.7 // indirect
 	kubevirt.io/controller-lifecycle-operator-sdk/api v0.0.0-20220329064328-f3cc58c6ed90 // indirect
 	sigs.k8s.io/json v0.0.0-20221116044647-bc3834ca7abd // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.4.1 // indirect
+	sigs.k8s.io/yaml v1.4.0 // indirect
 )
 
 tool kubevirt.io/containerized-data-importer/cmd/cdi-controller

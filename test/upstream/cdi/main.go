@@ -5,8 +5,15 @@
 //	cdi-upstream operator -namespace NS   cdi-operator's ServiceAccount, RBAC and Deployment
 //	cdi-upstream controller-rbac -namespace NS
 //	                                      cdi-controller's ServiceAccount, roles and bindings
+//	cdi-upstream apiserver-rbac -namespace NS
+//	                                      cdi-apiserver's ServiceAccount, roles and bindings
+//	cdi-upstream webhook-configurations -namespace NS
+//	                                      the webhook configurations cdi-operator writes for cdi-apiserver
 //
-// Each prints a JSON List.
+// Each prints a JSON List. A last command serves, not prints:
+//
+//	cdi-upstream webhooks -kubeconfig F -tls-cert F -tls-key F [-namespace NS] [-listen ADDR]
+//	                                      cdi-apiserver's admission webhooks (see runWebhooks)
 package main
 
 import (
@@ -31,8 +38,14 @@ type command struct {
 var commands = map[string]command{
 	"crds":            {runCRDs, "print the CDI CRDs and the CDI operator's CRD"},
 	"operator":        {runOperator, "print cdi-operator's ServiceAccount, RBAC and Deployment"},
-	"controller-rbac": {runControllerRBAC, "print cdi-controller's ServiceAccount, roles and bindings"},
+	"controller-rbac": {rbacCommand("controller-rbac", "controller"), "print cdi-controller's ServiceAccount, roles and bindings"},
+	"apiserver-rbac":  {rbacCommand("apiserver-rbac", "apiserver"), "print cdi-apiserver's ServiceAccount, roles and bindings"},
+	"webhook-configurations": {runWebhookConfigurations,
+		"print the webhook configurations cdi-operator writes for cdi-apiserver"},
+	"webhooks": {runWebhooks, "serve cdi-apiserver's admission webhooks with CDI's own handlers"},
 }
+
+var commandOrder = []string{"crds", "operator", "controller-rbac", "apiserver-rbac", "webhook-configurations", "webhooks"}
 
 func main() {
 	if len(os.Args) < 2 {
@@ -53,8 +66,8 @@ func main() {
 
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: cdi-upstream <command> [flags]; commands:")
-	for _, name := range []string{"crds", "operator", "controller-rbac"} {
-		fmt.Fprintf(os.Stderr, "  %-16s %s\n", name, commands[name].summary)
+	for _, name := range commandOrder {
+		fmt.Fprintf(os.Stderr, "  %-23s %s\n", name, commands[name].summary)
 	}
 }
 
@@ -127,28 +140,33 @@ func runOperator(args []string) error {
 	return write(objects(kept))
 }
 
-func runControllerRBAC(args []string) error {
-	fs := flag.NewFlagSet("controller-rbac", flag.ContinueOnError)
-	namespace := fs.String("namespace", "cdi", "the namespace cdi-controller runs in")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cluster, err := cdicluster.CreateStaticResourceGroup("controller-rbac", &cdicluster.FactoryArgs{Namespace: *namespace})
-	if err != nil {
-		return fmt.Errorf("failed to generate the controller's cluster RBAC: %w", err)
-	}
-	namespaced, err := cdinamespaced.CreateResourceGroup("controller", &cdinamespaced.FactoryArgs{Namespace: *namespace})
-	if err != nil {
-		return fmt.Errorf("failed to generate the controller's namespaced resources: %w", err)
-	}
-	var kept []client.Object
-	for _, obj := range append(cluster, namespaced...) {
-		switch obj.(type) {
-		case *corev1.ServiceAccount, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding, *rbacv1.Role, *rbacv1.RoleBinding:
-			kept = append(kept, obj)
+// rbacCommand prints the ServiceAccount, roles and bindings of one CDI
+// component: CDI's cluster resource group and namespaced resource group of
+// that component (group names as cdi-operator's factories call them).
+func rbacCommand(clusterGroup, namespacedGroup string) func(args []string) error {
+	return func(args []string) error {
+		fs := flag.NewFlagSet(clusterGroup, flag.ContinueOnError)
+		namespace := fs.String("namespace", "cdi", "the namespace the component runs in")
+		if err := fs.Parse(args); err != nil {
+			return err
 		}
+		cluster, err := cdicluster.CreateStaticResourceGroup(clusterGroup, &cdicluster.FactoryArgs{Namespace: *namespace})
+		if err != nil {
+			return fmt.Errorf("failed to generate the cluster RBAC of %s: %w", namespacedGroup, err)
+		}
+		namespaced, err := cdinamespaced.CreateResourceGroup(namespacedGroup, &cdinamespaced.FactoryArgs{Namespace: *namespace})
+		if err != nil {
+			return fmt.Errorf("failed to generate the namespaced resources of %s: %w", namespacedGroup, err)
+		}
+		var kept []client.Object
+		for _, obj := range append(cluster, namespaced...) {
+			switch obj.(type) {
+			case *corev1.ServiceAccount, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding, *rbacv1.Role, *rbacv1.RoleBinding:
+				kept = append(kept, obj)
+			}
+		}
+		return write(objects(kept))
 	}
-	return write(objects(kept))
 }
 
 func objects(objs []client.Object) []any {

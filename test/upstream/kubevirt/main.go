@@ -11,7 +11,8 @@
 //	kubevirt-upstream admission-policies -namespace NS
 //	                                          the admission policies virt-operator installs
 //	kubevirt-upstream webhooks -kubeconfig F -namespace NS -listen ADDR -tls-cert F -tls-key F
-//	                                          serves virt-api's admission webhooks
+//	                                          serves virt-api's admission webhooks, and on
+//	                                          /datavolumes the DataVolumes virt-controller makes of a VM
 //
 // Generators print a JSON List.
 package main

@@ -36,6 +36,7 @@ import (
 // through an informer like virt-api does) and informers, against the API
 // server of -kubeconfig. Only the TLS and authentication plumbing of virt-api
 // is left out: the API server calls the webhooks by URL with a CA bundle.
+// The same server answers dataVolumesPath (see serveDataVolumes).
 func runWebhooks(args []string) error {
 	fs := flag.NewFlagSet("webhooks", flag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "the kubeconfig of the API server whose requests are admitted")
@@ -129,6 +130,7 @@ func newWebhookMux(ctx context.Context, kubeconfig, namespace string) (*http.Ser
 	accounts := webhooks.KubeVirtServiceAccounts(namespace)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.HandleFunc(dataVolumesPath, serveDataVolumes(virtCli))
 	for path, serve := range validatingHandlers(clusterConfig, virtCli, informers, accounts) {
 		mux.HandleFunc(path, serve)
 	}

@@ -57,7 +57,8 @@ func renderedVMs(t *testing.T, output string) []*kubevirtcorev1.VirtualMachine {
 	}
 }
 
-// admitRendered submits every VM of render's output to KubeVirt's admission.
+// admitRendered submits every VM of render's output to KubeVirt's admission
+// and its DataVolumes to CDI's.
 func admitRendered(t *testing.T, env *envtest.Env, output string) {
 	t.Helper()
 	vms := renderedVMs(t, output)
@@ -66,14 +67,15 @@ func admitRendered(t *testing.T, env *envtest.Env, output string) {
 	}
 	for _, vm := range vms {
 		if err := env.AdmitVM(t.Context(), vm); err != nil {
-			t.Errorf("KubeVirt refuses VM %s/%s: %v", vm.Namespace, vm.Name, err)
+			t.Errorf("KubeVirt or CDI refuses VM %s/%s: %v", vm.Namespace, vm.Name, err)
 		}
 	}
 }
 
 // TestRenderedVMsPassKubeVirtAdmission submits every VM of render's golden
 // outputs to KubeVirt v1.9.0's own admission with the installer's KubeVirt
-// configuration.
+// configuration, and the DataVolumes virt-controller makes of it to CDI
+// v1.65.0's.
 func TestRenderedVMsPassKubeVirtAdmission(t *testing.T) {
 	env := kubeVirt.Env(t)
 	goldens, err := filepath.Glob(filepath.Join("testdata", "golden", "*.txt"))

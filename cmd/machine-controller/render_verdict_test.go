@@ -19,8 +19,10 @@ import (
 
 // TestRenderAsksTheInfraCluster: with --infra-kubeconfig, render submits
 // what it prints with server-side dry-run, so KubeVirt's real admission
-// judges the VM: one it refuses (a disk without a volume, through the VM
-// patch annotation) exits non-zero with KubeVirt's reason, one it admits
+// judges the VM and CDI's the DataVolumes: a VM KubeVirt refuses (a disk
+// without a volume, through the VM patch annotation) or a DataVolume CDI
+// refuses (an image URL scheme CDI cannot import) exits non-zero with the
+// refusing component's reason, one both admit
 // exits 0 without the offline note, and neither leaves anything on the
 // infra cluster.
 func TestRenderAsksTheInfraCluster(t *testing.T) {
@@ -54,6 +56,15 @@ func TestRenderAsksTheInfraCluster(t *testing.T) {
 	stderr, err = render(refused)
 	if err == nil || !strings.Contains(err.Error(), "the infra cluster refused VirtualMachine "+ns+"/m") || !strings.Contains(err.Error(), "'nosuchvolume' not found") {
 		t.Errorf("render of a VM KubeVirt refuses: %v, want KubeVirt's refusal\n%s", err, stderr)
+	}
+
+	// KubeVirt admits a VM whose root disk template, patched past the
+	// provider spec's validation, has a URL scheme CDI cannot import; CDI's
+	// admission refuses the DataVolume.
+	refused = strings.Replace(machineDoc, "metadata: {name: m}", `metadata: {name: m, annotations: {kkp-kubevirt.io/vm-patch: '[{"op":"replace","path":"/spec/dataVolumeTemplates/0/spec/source/http/url","value":"ftp://i/u.img"}]'}}`, 1)
+	stderr, err = render(refused)
+	if err == nil || !strings.Contains(err.Error(), "the infra cluster refused DataVolume "+ns+"/") || !strings.Contains(err.Error(), "Invalid source URL scheme") {
+		t.Errorf("render of a DataVolume CDI refuses: %v, want CDI's refusal\n%s", err, stderr)
 	}
 
 	for _, list := range []ctrlruntimeclient.ObjectList{&kubevirtcorev1.VirtualMachineList{}, &cdicorev1beta1.DataVolumeList{}, &corev1.SecretList{}} {

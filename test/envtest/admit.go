@@ -2,6 +2,7 @@ package envtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
@@ -19,14 +20,33 @@ import (
 // AdmitVM submits a VirtualMachine to KubeVirt's admission (the control plane
 // must run WithKubeVirt) as a server-side dry run, after creating what it
 // references that does not exist yet: its namespace, the instancetype and
-// preference it names (as small as KubeVirt accepts), and for one inferred
-// from a volume the image PVC that volume clones, labelled with what to infer.
-// The error carries KubeVirt's message; v is left as KubeVirt defaults it.
+// preference it names (as small as KubeVirt accepts), the namespaces its
+// DataVolumes clone from, and for an instancetype or preference inferred
+// from a volume the image PVC that volume clones, labelled with what to
+// infer. Then each DataVolume virt-controller would create for the VM,
+// made by virt-controller's own code, goes through CDI's admission the
+// same way. The error carries KubeVirt's or CDI's message; v is left as
+// KubeVirt defaults it.
 func (e *Env) AdmitVM(ctx context.Context, v *kubevirtcorev1.VirtualMachine) error {
 	if err := e.createReferences(ctx, v); err != nil {
 		return err
 	}
-	return e.Client.Create(ctx, v, ctrlruntimeclient.DryRunAll)
+	if err := e.Client.Create(ctx, v, ctrlruntimeclient.DryRunAll); err != nil {
+		return err
+	}
+	if e.kubeVirtTool == nil {
+		return errors.New("AdmitVM needs a control plane started WithKubeVirt")
+	}
+	dvs, err := e.kubeVirtTool.dataVolumes(ctx, v)
+	if err != nil {
+		return err
+	}
+	for _, dv := range dvs {
+		if err := e.Client.Create(ctx, dv, ctrlruntimeclient.DryRunAll); err != nil {
+			return fmt.Errorf("DataVolume %s, which virt-controller makes of the VM's template: %w", dv.Name, err)
+		}
+	}
+	return nil
 }
 
 // Names of what an image PVC's labels tell KubeVirt to infer.
@@ -41,6 +61,11 @@ const (
 // PVC carries the labels KubeVirt infers them from.
 func (e *Env) createReferences(ctx context.Context, v *kubevirtcorev1.VirtualMachine) error {
 	objs := []ctrlruntimeclient.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: v.Namespace}}}
+	for _, tmpl := range v.Spec.DataVolumeTemplates {
+		if src := tmpl.Spec.Source; src != nil && src.PVC != nil && src.PVC.Namespace != "" {
+			objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: src.PVC.Namespace}})
+		}
+	}
 	instancetypeSpec := map[string]any{"cpu": map[string]any{"guest": int64(2)}, "memory": map[string]any{"guest": "4Gi"}}
 	if it := v.Spec.Instancetype; it != nil {
 		name := it.Name

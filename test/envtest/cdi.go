@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	certutil "k8s.io/client-go/util/cert"
+	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt-kkp/kkp-kubevirt/test/poll"
 )
@@ -57,7 +58,12 @@ exec "/run/cdi/bin/${bin##*/}" "$@" -kubeconfig /run/cdi/kubeconfig`
 // provisions the volumes; a test plays the kubelets, the scheduler and a
 // provisioner. It implies WithControllerManager (volume binding and
 // protection). Only one cdi-controller runs on a machine at a time (it binds
-// the fixed port 8443); a second waits for the first to stop.
+// the fixed port 8443); a second waits for the first to stop. It also runs
+// CDI's admission, as WithKubeVirt does: cdi-apiserver's webhooks served by
+// CDI's own handlers (CDITool webhooks) under cdi-apiserver's RBAC and
+// registered with the configurations cdi-operator writes, so every
+// DataVolume, DataImportCron and the CDI CR are defaulted and validated by
+// CDI v1.65.0 before they are stored.
 func WithCDIController() Option {
 	return func(o *options) { o.cdiController, o.controllerManager = true, true }
 }
@@ -105,7 +111,7 @@ func (e *Env) startCDI(ctx context.Context) error {
 		return err
 	}
 	dir := filepath.Join(e.workDir, "cdi-controller")
-	if err := writeCDIFiles(dir, kubeconfig); err != nil {
+	if err := e.writeCDIFiles(ctx, dir, kubeconfig); err != nil {
 		return err
 	}
 	if err := e.uploadSigners(ctx, dir); err != nil {
@@ -128,6 +134,11 @@ func (e *Env) startCDI(ctx context.Context) error {
 			"UPLOADPROXY_SERVICE=cdi-uploadproxy", "PULL_POLICY=IfNotPresent",
 		},
 		startGrace: time.Second,
+		// cdi-controller exits when it loses its lease ("leader election
+		// lost"), as when the API server restarts and its authorizer
+		// refuses the renewals until it has caught up; its Deployment's pod
+		// would restart.
+		restartOnExit: true,
 	})
 	if err != nil {
 		return err
@@ -135,29 +146,34 @@ func (e *Env) startCDI(ctx context.Context) error {
 	return e.waitLeader(ctx, CDINamespace, "cdi-controller-leader-election-helper")
 }
 
-// writeCDIFiles writes what cdi-controller reads from fixed paths: an RSA
-// key pair for the tokens it signs, and its kubeconfig.
-func writeCDIFiles(dir, kubeconfig string) error {
+// cdiSigningKeySecret is the Secret cdi-apiserver keeps its token signing
+// key pair in (created by CDI's own code when CDI's admission starts);
+// cdi-operator mounts it into cdi-controller, which checks the clone tokens
+// cdi-apiserver's admission signs with it.
+const cdiSigningKeySecret = "cdi-api-signing-key"
+
+// writeCDIFiles writes what cdi-controller reads from fixed paths: the RSA
+// key pair of cdi-apiserver's signing key Secret and its kubeconfig.
+func (e *Env) writeCDIFiles(ctx context.Context, dir, kubeconfig string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return fmt.Errorf("failed to generate cdi-controller's token key: %w", err)
-	}
-	public, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
-	if err != nil {
-		return err
+	keys := &corev1.Secret{}
+	if err := e.Client.Get(ctx, ctrlruntimeclient.ObjectKey{Namespace: CDINamespace, Name: cdiSigningKeySecret}, keys); err != nil {
+		return fmt.Errorf("failed to read cdi-apiserver's signing key: %w", err)
 	}
 	raw, err := os.ReadFile(kubeconfig)
 	if err != nil {
 		return err
 	}
-	for name, data := range map[string][]byte{
-		"id_rsa":     pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
-		"id_rsa.pub": pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: public}),
-		"kubeconfig": raw,
-	} {
+	files := map[string][]byte{"kubeconfig": raw}
+	for _, name := range []string{"id_rsa", "id_rsa.pub"} {
+		if len(keys.Data[name]) == 0 {
+			return fmt.Errorf("secret %s/%s has no %s", CDINamespace, cdiSigningKeySecret, name)
+		}
+		files[name] = keys.Data[name]
+	}
+	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			return err
 		}

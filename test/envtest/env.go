@@ -56,6 +56,9 @@ type Env struct {
 	env       *crenvtest.Environment
 	kcm       *process
 	scheduler *process
+	// kubeVirtTool reaches the server of KubeVirt's webhooks beyond them
+	// (WithKubeVirt).
+	kubeVirtTool *toolClient
 	// components are the upstream programs (webhooks, controllers) running
 	// beside the API server.
 	components []*process
@@ -215,6 +218,12 @@ func (e *Env) start(ctx context.Context, dir string, o options) error {
 	}
 	if o.scheduler {
 		if e.scheduler, err = startScheduler(dir, e.KubeconfigPath, e.workDir); err != nil {
+			return err
+		}
+	}
+	if o.kubeVirt || o.cdiController {
+		// Before the CDI CR and the DataVolumes virt-controller makes.
+		if err := e.startCDIAdmission(ctx); err != nil {
 			return err
 		}
 	}

@@ -2,7 +2,6 @@ package envtest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -13,7 +12,6 @@ import (
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,7 +41,9 @@ const kubeVirtStartTimeout = 2 * time.Minute
 // configurations KubeVirt generates, and the admission policy that
 // restricts virt-handler's writes to its own Node. Every VirtualMachine,
 // VMI, instancetype, migration or virt-launcher eviction sent to this API
-// server is then defaulted and validated by KubeVirt v1.9.0.
+// server is then defaulted and validated by KubeVirt v1.9.0. As on an
+// infra cluster kubevirt-installer sets up, CDI's admission runs too (see
+// WithCDIController): every DataVolume is judged by CDI v1.65.0.
 func WithKubeVirt() Option {
 	return func(o *options) { o.kubeVirt = true }
 }
@@ -167,28 +167,14 @@ func (e *Env) installKubeVirtCR(ctx context.Context) error {
 // startKubeVirtWebhooks serves virt-api's admission webhooks and registers
 // them with a CA bundle, then waits until the API server calls them.
 func (e *Env) startKubeVirtWebhooks(ctx context.Context) error {
-	_, kubeconfig, err := e.componentConfig(ctx, kubeVirtComponent("api", "kubevirt-apiserver"), nil)
-	if err != nil {
-		return err
-	}
-	certFile, keyFile, caBundle, err := e.servingCert("kubevirt-webhooks")
-	if err != nil {
-		return err
-	}
-	var address string
-	err = e.startComponent(ctx, processSpec{
-		name: "virt-api-webhooks", path: KubeVirtTool,
-		args: []string{"webhooks", "-kubeconfig", kubeconfig, "-namespace", KubeVirtNamespace,
-			"-listen", "127.0.0.1:0", "-tls-cert", certFile, "-tls-key", keyFile},
-		ready: func(line string) bool {
-			address, _ = strings.CutPrefix(line, "serving on ")
-			return address != line
-		},
+	base, caBundle, err := e.serveUpstreamWebhooks(ctx, upstreamWebhooks{
+		name: "virt-api-webhooks", tool: KubeVirtTool, namespace: KubeVirtNamespace,
+		identity: kubeVirtComponent("api", "kubevirt-apiserver"),
 	})
 	if err != nil {
 		return err
 	}
-	if err := e.registerWebhooks(ctx, "https://"+address, caBundle); err != nil {
+	if e.kubeVirtTool, err = newToolClient(base, caBundle); err != nil {
 		return err
 	}
 	return e.waitAdmission(ctx)
@@ -217,56 +203,6 @@ func (e *Env) servingCert(name string) (certFile, keyFile string, caBundle []byt
 		return "", "", nil, err
 	}
 	return certFile, keyFile, certPEM, nil
-}
-
-// registerWebhooks creates KubeVirt's webhook configurations with every
-// webhook pointing at base instead of virt-api's Service.
-func (e *Env) registerWebhooks(ctx context.Context, base string, caBundle []byte) error {
-	objs, err := Generate(ctx, KubeVirtTool, "webhook-configurations", "-namespace", KubeVirtNamespace)
-	if err != nil {
-		return err
-	}
-	for _, obj := range objs {
-		raw, err := json.Marshal(obj.Object)
-		if err != nil {
-			return err
-		}
-		var typed ctrlruntimeclient.Object
-		switch obj.GetKind() {
-		case "MutatingWebhookConfiguration":
-			m := &admissionregistrationv1.MutatingWebhookConfiguration{}
-			if err := json.Unmarshal(raw, m); err != nil {
-				return err
-			}
-			for i := range m.Webhooks {
-				m.Webhooks[i].ClientConfig = urlClientConfig(base, m.Webhooks[i].ClientConfig, caBundle)
-			}
-			typed = m
-		case "ValidatingWebhookConfiguration":
-			v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-			if err := json.Unmarshal(raw, v); err != nil {
-				return err
-			}
-			for i := range v.Webhooks {
-				v.Webhooks[i].ClientConfig = urlClientConfig(base, v.Webhooks[i].ClientConfig, caBundle)
-			}
-			typed = v
-		default:
-			return fmt.Errorf("unexpected %s among KubeVirt's webhook configurations", obj.GetKind())
-		}
-		if err := e.Client.Create(ctx, typed); err != nil {
-			return fmt.Errorf("failed to register %s %s: %w", obj.GetKind(), obj.GetName(), err)
-		}
-	}
-	return nil
-}
-
-func urlClientConfig(base string, cc admissionregistrationv1.WebhookClientConfig, caBundle []byte) admissionregistrationv1.WebhookClientConfig {
-	path := ""
-	if cc.Service != nil && cc.Service.Path != nil {
-		path = *cc.Service.Path
-	}
-	return admissionregistrationv1.WebhookClientConfig{URL: ptr.To(base + path), CABundle: caBundle}
 }
 
 // waitAdmission waits until the API server calls both KubeVirt webhooks: a
@@ -327,6 +263,9 @@ func (e *Env) startVirtController(ctx context.Context) error {
 			"--listen", "127.0.0.1", "--port", fmt.Sprint(port),
 			"--prom-cert-file", certFile, "--prom-key-file", keyFile},
 		startGrace: time.Second,
+		// virt-controller exits when it loses its lease, as during an
+		// API server restart; its Deployment's pod would restart.
+		restartOnExit: true,
 	})
 	if err != nil {
 		return err

@@ -42,6 +42,7 @@ func TestKubeVirt(t *testing.T) {
 			t.Errorf("a disk without a volume was not refused by KubeVirt: %v", err)
 		}
 	})
+	t.Run("AdmitVM", func(t *testing.T) { testAdmitVM(t, env, vm) })
 	if err := c.Create(ctx, vm); err != nil {
 		t.Fatal(err)
 	}

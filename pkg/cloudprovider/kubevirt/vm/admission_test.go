@@ -16,8 +16,10 @@ import (
 // KubeVirt v1.9.0's own admission (virt-api's mutating and validating
 // webhooks, with the feature gates and configuration of the KubeVirt CR
 // kubevirt-installer renders) as a server-side dry run, after creating the
-// instancetypes and preferences it references. A refusal fails the test
-// with KubeVirt's message. A golden SSH Service goes through the API
+// instancetypes and preferences it references, then each DataVolume
+// virt-controller makes of its dataVolumeTemplates (by virt-controller's own
+// code) to CDI v1.65.0's own DataVolume admission. A refusal fails the test
+// with KubeVirt's or CDI's message. A golden SSH Service goes through the API
 // server's validation the same way.
 func TestGoldenVMsPassKubeVirtAdmission(t *testing.T) {
 	env := kubeVirtEnv(t)
@@ -36,7 +38,7 @@ func TestGoldenVMsPassKubeVirtAdmission(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := env.AdmitVM(t.Context(), v); err != nil {
-				t.Errorf("KubeVirt refuses the VM: %v", err)
+				t.Errorf("KubeVirt or CDI refuses the VM: %v", err)
 			}
 			if docs := splitDocuments(data); len(docs) == 3 {
 				svc := &corev1.Service{}

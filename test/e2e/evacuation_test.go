@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	kubevirtcorev1 "kubevirt.io/api/core/v1"
 
@@ -187,26 +186,35 @@ func readyNode(node *corev1.Node) bool {
 	})
 }
 
-// expectEvent waits up to 30 s (events are written in the background) for
-// an event of the reason regarding the object; its failure names the
-// reasons the object does have.
+// expectEvent waits for an event with reason about the object with uid in
+// the Machines' namespace.
 func (s *suite) expectEvent(t *testing.T, uid types.UID, reason string) {
 	t.Helper()
-	waitFor(t, 30*time.Second, fmt.Sprintf("a %s event for %s", reason, uid), func() (bool, string) {
+	s.waitForEvent(t, fmt.Sprintf("a %s event for %s", reason, uid), reason, "",
+		func(e eventsv1.Event) bool { return e.Regarding.UID == uid })
+}
+
+// waitForEvent waits for an event in the Machines' namespace about an
+// object regarding matches, with reason and a note containing words (any
+// note for ""). While it waits it reports the reasons and notes of the
+// object's other events.
+func (s *suite) waitForEvent(t *testing.T, what, reason, words string, regarding func(eventsv1.Event) bool) {
+	t.Helper()
+	waitFor(t, timeout, what, func() (bool, string) {
 		events := &eventsv1.EventList{}
 		if err := s.user.Client.List(t.Context(), events, ctrlruntimeclient.InNamespace(machineNamespace)); err != nil {
 			return false, err.Error()
 		}
-		var reasons []string
+		var seen []string
 		for _, e := range events.Items {
-			if e.Regarding.UID != uid {
+			if !regarding(e) {
 				continue
 			}
-			if e.Reason == reason {
+			if e.Reason == reason && strings.Contains(e.Note, words) {
 				return true, ""
 			}
-			reasons = append(reasons, e.Reason)
+			seen = append(seen, e.Reason+": "+e.Note)
 		}
-		return false, fmt.Sprintf("its events have the reasons %v", reasons)
+		return false, fmt.Sprintf("its events are %q", seen)
 	})
 }

@@ -16,13 +16,11 @@ import (
 // placedSpec asks for scheduling and sizing that KubeVirt renders into the
 // virt-launcher pod: required node affinity, topology spread, a toleration,
 // two CPUs and 2Mi hugepages (the memory a whole number of them).
-var placedSpec = strings.Replace(providerSpec, `"virtualMachine": {"template": {`,
-	`"affinity": {"nodeAffinityPreset": {"type": "hard", "key": "kubernetes.io/hostname", "values": ["`+strings.Join(infraNodes, `", "`)+`"]}},
-    "topologySpreadConstraints": [{"maxSkew": "1", "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"}],
-    "virtualMachine": {
-      "tolerations": [{"key": "example.com/dedicated", "operator": "Exists", "effect": "NoSchedule"}],
-      "tuning": {"memory": {"hugepages": {"pageSize": "2Mi"}}},
-      "template": {`, 1)
+var placedSpec = withCloudProviderSpec(
+	nodePreset("nodeAffinityPreset", "hard", infraNodes...)+`,
+    "topologySpreadConstraints": [{"maxSkew": "1", "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"}]`,
+	`"tolerations": [{"key": "example.com/dedicated", "operator": "Exists", "effect": "NoSchedule"}],
+      "tuning": {"memory": {"hugepages": {"pageSize": "2Mi"}}}, `)
 
 // testKubeVirtRendering runs a Machine through KubeVirt's and CDI's own
 // controllers and checks what they made of our VM: the virt-launcher pod

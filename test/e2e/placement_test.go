@@ -212,20 +212,6 @@ func (s *suite) expectWaitingEvent(t *testing.T, name, words string) {
 	if name == "" {
 		t.Fatal("no Machine waits for its VM to be scheduled")
 	}
-	waitFor(t, timeout, "an InstanceWaiting event on "+name, func() (bool, string) {
-		events := &eventsv1.EventList{}
-		if err := s.user.Client.List(t.Context(), events, ctrlruntimeclient.InNamespace(machineNamespace)); err != nil {
-			return false, err.Error()
-		}
-		var notes []string
-		for _, e := range events.Items {
-			if e.Regarding.Name == name && e.Reason == machine.ReasonInstanceWaiting {
-				if strings.Contains(e.Note, words) {
-					return true, ""
-				}
-				notes = append(notes, e.Note)
-			}
-		}
-		return false, fmt.Sprintf("its InstanceWaiting events say %q", notes)
-	})
+	s.waitForEvent(t, "an InstanceWaiting event on "+name, machine.ReasonInstanceWaiting, words,
+		func(e eventsv1.Event) bool { return e.Regarding.Name == name })
 }

@@ -37,11 +37,11 @@ func TestCatalog(t *testing.T) {
 	it := "instancetype.kubevirt.io/v1beta1"
 	resources := map[string]any{"requests": map[string]any{"cpu": "2", "memory": "8Gi"}}
 	named := infraObject("cdi.kubevirt.io/v1beta1", "DataVolume", ns, imagecache.NamedDataVolumeName("ubuntu-22.04"),
-		map[string]any{"source": map[string]any{"http": map[string]any{"url": "https://images.example.com/ubuntu.img"}}})
+		map[string]any{"source": map[string]any{"http": map[string]any{"url": "https://images.example.com/ubuntu.img"}}, "storage": oneGi})
 	named.SetLabels(map[string]string{imagecache.Label: imagecache.KindNamed})
 	named.SetAnnotations(map[string]string{imagecache.URLAnnotation: "https://images.example.com/ubuntu.img"})
 	cached := infraObject("cdi.kubevirt.io/v1beta1", "DataVolume", ns, imagecache.DataVolumeName("https://images.example.com/x.img", "fast"),
-		map[string]any{"source": map[string]any{"http": map[string]any{"url": "https://images.example.com/x.img"}}})
+		map[string]any{"source": map[string]any{"http": map[string]any{"url": "https://images.example.com/x.img"}}, "storage": oneGi})
 	cached.SetLabels(map[string]string{imagecache.Label: imagecache.KindHTTP})
 	waitForConsumer := storagev1.VolumeBindingWaitForFirstConsumer
 	createAll(t, env,
@@ -107,3 +107,7 @@ func TestCatalog(t *testing.T) {
 		}
 	}
 }
+
+// oneGi is the storage of a DataVolume fixture: CDI's admission refuses a
+// DataVolume without one.
+var oneGi = map[string]any{"resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}}

@@ -20,6 +20,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrlruntimeclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -94,7 +95,7 @@ cloudProviderSpec:
 	dependents := playKubeVirt(t, f, v)
 	held := dependents[1]
 	// Something else's DataVolume must neither be touched nor waited for.
-	other := &cdicorev1beta1.DataVolume{ObjectMeta: metav1.ObjectMeta{Name: "unrelated", Namespace: f.namespace}}
+	other := &cdicorev1beta1.DataVolume{ObjectMeta: metav1.ObjectMeta{Name: "unrelated", Namespace: f.namespace}, Spec: blankDataVolumeSpec()}
 	f.create(t, other)
 	f.waitForCache(t, dependents[len(dependents)-1], true)
 
@@ -258,5 +259,16 @@ func TestCleanupDeletesOnceWhileTheCacheLags(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, f.counter.Counts()); diff != "" {
 		t.Errorf("requests of three passes (-want +got):\n%s", diff)
+	}
+}
+
+// blankDataVolumeSpec is the spec of a DataVolume fixture as CDI's
+// admission accepts it: a blank source and a storage request.
+func blankDataVolumeSpec() cdicorev1beta1.DataVolumeSpec {
+	return cdicorev1beta1.DataVolumeSpec{
+		Source: &cdicorev1beta1.DataVolumeSource{Blank: &cdicorev1beta1.DataVolumeBlankImage{}},
+		Storage: &cdicorev1beta1.StorageSpec{Resources: corev1.VolumeResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+		}},
 	}
 }

@@ -20,9 +20,7 @@ func TestBareImageName(t *testing.T) {
 	for _, name := range []string{imagecache.NamedDataVolumeName("ubuntu"), imagecache.NamedDataVolumeName("flatcar"), "flatcar"} {
 		dv := &cdicorev1beta1.DataVolume{
 			ObjectMeta: metav1.ObjectMeta{Namespace: f.namespace, Name: name},
-			Spec: cdicorev1beta1.DataVolumeSpec{
-				Source: &cdicorev1beta1.DataVolumeSource{Blank: &cdicorev1beta1.DataVolumeBlankImage{}},
-			},
+			Spec:       blankDataVolumeSpec(),
 		}
 		if err := f.env.Client.Create(ctx, dv); err != nil {
 			t.Fatal(err)

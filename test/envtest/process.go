@@ -32,10 +32,9 @@ type process struct {
 	// stopping is closed by stop: a pending restart is abandoned.
 	stopping chan struct{}
 
-	mu       sync.Mutex
-	cmd      *exec.Cmd // the current run
-	waitErr  error     // how the last run ended
-	restarts int
+	mu      sync.Mutex
+	cmd     *exec.Cmd // the current run
+	waitErr error     // how the last run ended
 }
 
 // processSpec describes how to start a process.
@@ -86,8 +85,10 @@ func startProcess(ctx context.Context, spec processSpec, workDir string) (*proce
 	if spec.ready == nil {
 		select {
 		case <-exited:
-			<-p.done
-			return nil, fmt.Errorf("%s exited at start (%w): %s", spec.name, p.lastExit(), p.logTail())
+			// stop, not a wait for done: a restartOnExit process would be
+			// started again instead of ending.
+			stopErr := p.stop()
+			return nil, errors.Join(fmt.Errorf("%s exited at start (%w): %s", spec.name, p.lastExit(), p.logTail()), stopErr)
 		case <-time.After(spec.startGrace):
 			return p, nil
 		}
@@ -158,16 +159,13 @@ func (p *process) run(flag int, ready chan struct{}) (<-chan struct{}, error) {
 // when no run follows.
 func (p *process) supervise(exited <-chan struct{}) {
 	defer close(p.done)
-	for {
+	for restarts := 0; ; restarts++ {
 		<-exited
 		if !p.spec.restartOnExit {
 			return
 		}
-		p.mu.Lock()
-		delay := min(restartDelay<<p.restarts, maxRestartDelay)
-		p.restarts++
-		last := p.waitErr
-		p.mu.Unlock()
+		delay := min(restartDelay<<restarts, maxRestartDelay)
+		last := p.lastExit()
 		select {
 		case <-p.stopping:
 			return

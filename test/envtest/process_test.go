@@ -65,3 +65,15 @@ func TestWithoutRestartAnExitIsFinal(t *testing.T) {
 		return nil
 	})
 }
+
+// TestRestartOnExitCrashAtStart: a restartOnExit process that exits within
+// its start grace is reported as exited at start, and not started again.
+func TestRestartOnExitCrashAtStart(t *testing.T) {
+	_, err := startProcess(t.Context(), processSpec{
+		name: "early", path: "/bin/sh", args: []string{"-c", "exit 3"},
+		startGrace: 500 * time.Millisecond, restartOnExit: true,
+	}, t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "exited at start (exit status 3)") {
+		t.Fatalf("startProcess = %v, want an exit at start", err)
+	}
+}
